@@ -1,0 +1,228 @@
+// Partial-key cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher,
+// "Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014).
+//
+// This header is the RocksDB-independent core API. Items are 64-bit key
+// hashes (see HashKey); a filter never returns a false negative for an item
+// that was inserted and not erased.
+//
+//   cuckoo::FilterConfig config;            // f=12, b=4, load 95%
+//   std::string error;
+//   auto filter = cuckoo::CuckooFilter::Create(config, 1000000, &error);
+//   filter->Insert(cuckoo::HashKey("apple"));
+//   bool maybe = filter->Contains(cuckoo::HashKey("apple"));   // true
+//   filter->Erase(cuckoo::HashKey("apple"));
+//
+// Parameters (paper section 5): with b entries per bucket, f fingerprint bits
+// and load factor a, the false positive rate is about 2*b*a / 2^f, so for a
+// target rate e choose f >= log2(2b/e). b=4 reaches a ~95% load; b=2 ~84%,
+// b=8 ~98%. Semi-sorting (b=4 only) saves one bit per entry at the same f.
+//
+// Thread safety: const methods may run concurrently with each other; any
+// non-const method needs exclusive access.
+#ifndef CUCKOO_CUCKOO_FILTER_H_
+#define CUCKOO_CUCKOO_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace cuckoo {
+
+namespace internal {
+class TableOps;
+struct MutableTableRef;
+}  // namespace internal
+
+// Construction parameters. Validate with ValidateConfig().
+struct FilterConfig {
+  // Fingerprint bits f: 4..16, or 32. Fingerprint 0 marks an empty slot and
+  // is never produced, so there are 2^f - 1 distinct fingerprints.
+  int fingerprint_bits = 12;
+  // Entries per bucket b: 1, 2, 4 or 8.
+  int bucket_size = 4;
+  // Semi-sorted buckets (b = 4 and 4 <= f <= 16 only): each bucket stores
+  // 4f - 4 bits instead of 4f.
+  bool semi_sort = false;
+  // Sizing load factor in (0, 1]; 0 selects DefaultTargetLoad(bucket_size).
+  // Only used by Create(config, expected_items).
+  double target_load = 0.0;
+  // Maximum relocations of one insert's random walk (the paper's
+  // MaxNumKicks). Must be >= 0.
+  int max_kicks = 500;
+  // Seed of the alternate-bucket hash and of the random walk. Two filters
+  // with the same config, size and insert sequence have identical bytes.
+  uint32_t seed = 0;
+};
+
+// Load factor used for sizing when FilterConfig::target_load is 0:
+// b=1: 0.45, b=2: 0.84, b=4: 0.95, b=8: 0.98.
+double DefaultTargetLoad(int bucket_size);
+
+// Returns an empty string if `config` is valid, otherwise a message.
+std::string ValidateConfig(const FilterConfig& config);
+
+// Number of buckets Create() uses for `expected_items` items:
+// ceil(n / (b * load)), rounded up to even, at least 2. Returns 0 when the
+// result would exceed kMaxBuckets. The config must be valid.
+uint64_t BucketsForItems(const FilterConfig& config, uint64_t expected_items);
+
+// Largest supported bucket count (bucket indexes are 32-bit).
+constexpr uint64_t kMaxBuckets = (uint64_t{1} << 32) - 2;
+
+// 64-bit XXH3 hash of a key (seed 0): the item hash used by all adapters.
+uint64_t HashKey(std::string_view key);
+
+// Outcome of CuckooFilter::Insert.
+enum class InsertResult : uint8_t {
+  // Stored in the table.
+  kInserted,
+  // Stored, but the random walk ran out of kicks: one displaced fingerprint
+  // now sits in the single victim slot (still found by Contains). The filter
+  // is full: further inserts return kFull until an Erase makes room.
+  kInsertedFull,
+  // Not stored, filter unchanged: the victim slot was already in use.
+  kFull,
+};
+
+// Size and accuracy figures of a filter.
+struct FilterStats {
+  uint64_t num_items = 0;       // stored items, including the victim
+  uint64_t num_buckets = 0;     // m
+  uint64_t capacity = 0;        // m * b slots
+  uint64_t table_bytes = 0;     // bytes of the bucket array
+  double load_factor = 0;       // num_items / capacity
+  double bits_per_item = 0;     // table_bytes * 8 / num_items (0 if empty)
+  double expected_fpr = 0;      // 1 - (1 - 1/(2^f - 1))^(2 * b * load)
+  bool has_victim = false;      // the victim slot is in use (filter full)
+};
+
+class CuckooFilterView;
+
+// A mutable cuckoo filter that owns its table. Not copyable; movable through
+// std::unique_ptr. No operation allocates after construction.
+class CuckooFilter {
+ public:
+  // A filter sized for `expected_items` at config.target_load. Returns null
+  // and sets *error (if non-null) when the config or size is invalid.
+  static std::unique_ptr<CuckooFilter> Create(const FilterConfig& config,
+                                              uint64_t expected_items,
+                                              std::string* error = nullptr);
+  // A filter with exactly `num_buckets` buckets, rounded up to even
+  // (minimum 2; at most kMaxBuckets). Not restricted to powers of two.
+  static std::unique_ptr<CuckooFilter> CreateWithBuckets(
+      const FilterConfig& config, uint64_t num_buckets,
+      std::string* error = nullptr);
+  // A mutable copy of serialized bytes (see Serialize). Validates like
+  // CuckooFilterView::Parse; max_kicks is the config default.
+  static std::unique_ptr<CuckooFilter> Deserialize(const char* data,
+                                                   size_t size,
+                                                   std::string* error);
+
+  ~CuckooFilter();
+  CuckooFilter(const CuckooFilter&) = delete;
+  CuckooFilter& operator=(const CuckooFilter&) = delete;
+
+  // Adds one copy of the item. O(1) expected; at most max_kicks relocations.
+  // The same item may be stored up to 2b times.
+  InsertResult Insert(uint64_t hash);
+
+  // True if the item may be present (false positives at about
+  // stats().expected_fpr), false if it is certainly absent. Probes 2 buckets.
+  bool Contains(uint64_t hash) const;
+
+  // out[k] = Contains(hashes[k]) for k < n. Prefetches both buckets of each
+  // group of keys before probing them; faster than a loop of Contains when the
+  // table is larger than the CPU caches.
+  void ContainsBatch(const uint64_t* hashes, size_t n, bool* out) const;
+
+  // Removes one stored copy of the item's fingerprint from its two buckets
+  // (or the victim slot) and returns true; false if none matches.
+  // Erasing an item that was never inserted can remove the fingerprint of a
+  // different item that shares its fingerprint and bucket pair, creating a
+  // false negative for that item: only erase items known to be present.
+  bool Erase(uint64_t hash);
+
+  // Removes all items.
+  void Clear();
+
+  FilterStats stats() const;
+  uint64_t size() const { return num_items_; }
+  uint64_t num_buckets() const { return num_buckets_; }
+  // True when the victim slot is in use; the next Insert returns kFull.
+  bool full() const { return victim_fp_ != 0; }
+  const FilterConfig& config() const { return config_; }
+
+  // Serialized form: the bucket array followed by a 32-byte trailer
+  // (format version, f, b, flags, bucket count, item count, seed, victim,
+  // checksum), all little-endian. Size is SerializedSize() bytes.
+  size_t SerializedSize() const;
+  void SerializeTo(char* out) const;
+  std::string Serialize() const;
+
+  // A read-only view over this filter's table (valid until it is modified
+  // or destroyed).
+  CuckooFilterView View() const;
+
+ private:
+  CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
+               const internal::TableOps* ops);
+  size_t TableBytes() const;
+  internal::MutableTableRef MutableRef();
+
+  FilterConfig config_;
+  const internal::TableOps* ops_;
+  uint64_t num_buckets_;
+  uint64_t num_items_ = 0;
+  uint32_t victim_fp_ = 0;       // 0: no victim
+  uint32_t victim_bucket_ = 0;
+  uint64_t rng_state_;
+  std::unique_ptr<uint8_t[]> table_;   // TableBytes() + slack for wide loads
+};
+
+// A read-only filter over serialized bytes, without copying them (the bytes
+// must outlive the view). Cheap to copy. Thread-safe.
+class CuckooFilterView {
+ public:
+  // An empty view: Contains() returns false, valid() is false.
+  CuckooFilterView() = default;
+
+  // Validates every trailer field, the checksum and the total size, and
+  // returns false with a message in *error (if non-null) on any mismatch;
+  // never reads outside [data, data + size).
+  static bool Parse(const char* data, size_t size, CuckooFilterView* out,
+                    std::string* error);
+
+  bool valid() const { return ops_ != nullptr; }
+  bool Contains(uint64_t hash) const;
+  void ContainsBatch(const uint64_t* hashes, size_t n, bool* out) const;
+
+  FilterStats stats() const;
+  int fingerprint_bits() const { return fingerprint_bits_; }
+  int bucket_size() const { return bucket_size_; }
+  bool semi_sort() const { return semi_sort_; }
+  uint32_t seed() const { return seed_; }
+  uint64_t num_buckets() const { return num_buckets_; }
+  uint64_t size() const { return num_items_; }
+  const uint8_t* table() const { return table_; }
+  uint32_t victim_fp() const { return victim_fp_; }
+  uint32_t victim_bucket() const { return victim_bucket_; }
+
+ private:
+  friend class CuckooFilter;
+  const internal::TableOps* ops_ = nullptr;
+  const uint8_t* table_ = nullptr;
+  uint64_t num_buckets_ = 0;
+  uint64_t num_items_ = 0;
+  uint32_t seed_ = 0;
+  uint32_t victim_fp_ = 0;
+  uint32_t victim_bucket_ = 0;
+  int fingerprint_bits_ = 0;
+  int bucket_size_ = 0;
+  bool semi_sort_ = false;
+};
+
+}  // namespace cuckoo
+
+#endif  // CUCKOO_CUCKOO_FILTER_H_

@@ -1,0 +1,70 @@
+// Little-endian loads/stores, fast range reduction and hash mixing used by
+// the cuckoo table. Internal header.
+#ifndef CUCKOO_PLUGIN_CORE_BIT_UTIL_H_
+#define CUCKOO_PLUGIN_CORE_BIT_UTIL_H_
+
+#include <cstdint>
+#include <cstring>
+
+namespace cuckoo {
+namespace internal {
+
+using uint128_t = unsigned __int128;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+inline uint32_t ByteSwap(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t ByteSwap(uint64_t v) { return __builtin_bswap64(v); }
+inline uint128_t ByteSwap(uint128_t v) {
+  return (uint128_t{__builtin_bswap64(static_cast<uint64_t>(v))} << 64) |
+         __builtin_bswap64(static_cast<uint64_t>(v >> 64));
+}
+#else
+template <typename T>
+inline T ByteSwap(T v) {
+  return v;
+}
+#endif
+
+// Loads a little-endian unsigned integer from possibly unaligned memory.
+template <typename T>
+inline T LoadLE(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return ByteSwap(v);
+}
+
+// Stores a little-endian unsigned integer to possibly unaligned memory.
+template <typename T>
+inline void StoreLE(void* p, T v) {
+  v = ByteSwap(v);
+  std::memcpy(p, &v, sizeof(T));
+}
+
+// Maps a uniformly distributed 32-bit value to [0, n) without a division
+// (Lemire's multiply-shift).
+inline uint32_t FastRange32(uint32_t hash, uint32_t n) {
+  return static_cast<uint32_t>((uint64_t{hash} * n) >> 32);
+}
+
+// A bijective 32-bit finalizer (MurmurHash3 fmix32).
+inline uint32_t Mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bU;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35U;
+  h ^= h >> 16;
+  return h;
+}
+
+// SplitMix64 step: the random source of the eviction walk.
+inline uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace internal
+}  // namespace cuckoo
+
+#endif  // CUCKOO_PLUGIN_CORE_BIT_UTIL_H_

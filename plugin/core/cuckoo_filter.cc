@@ -1,0 +1,307 @@
+// CuckooFilter / CuckooFilterView: the public, runtime-configured API over
+// the templated CuckooTable (see cuckoo_table.h).
+#include "cuckoo/cuckoo_filter.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "filter_format.h"
+#include "table_ops.h"
+
+namespace cuckoo {
+
+using internal::GetTableOps;
+using internal::kTableLoadSlack;
+using internal::kTrailerSize;
+using internal::MutableTableRef;
+using internal::TableRef;
+using internal::Trailer;
+
+namespace {
+
+bool Fail(std::string* error, const std::string& message) {
+  if (error != nullptr) *error = "cuckoo filter: " + message;
+  return false;
+}
+
+uint64_t InitialRngState(uint32_t seed) {
+  return 0x243f6a8885a308d3ULL ^ (uint64_t{seed} << 17);
+}
+
+FilterStats ComputeStats(uint64_t num_items, uint64_t num_buckets,
+                         uint64_t table_bytes, int fp_bits, int bucket_size,
+                         bool has_victim) {
+  FilterStats s;
+  s.num_items = num_items;
+  s.num_buckets = num_buckets;
+  s.capacity = num_buckets * static_cast<uint64_t>(bucket_size);
+  s.table_bytes = table_bytes;
+  s.load_factor = s.capacity == 0 ? 0.0 : double(num_items) / double(s.capacity);
+  s.bits_per_item = num_items == 0 ? 0.0 : double(table_bytes) * 8 / double(num_items);
+  // Each of the 2b probed entries matches a random fingerprint with
+  // probability 1/(2^f - 1) if occupied (load factor of them are).
+  const double distinct = std::ldexp(1.0, fp_bits) - 1;
+  s.expected_fpr =
+      1.0 - std::pow(1.0 - 1.0 / distinct, 2.0 * bucket_size * s.load_factor);
+  s.has_victim = has_victim;
+  return s;
+}
+
+}  // namespace
+
+double DefaultTargetLoad(int bucket_size) {
+  switch (bucket_size) {
+    case 1: return 0.45;
+    case 2: return 0.84;
+    case 8: return 0.98;
+    default: return 0.95;
+  }
+}
+
+std::string ValidateConfig(const FilterConfig& c) {
+  const bool fp_ok = (c.fingerprint_bits >= 4 && c.fingerprint_bits <= 16) ||
+                     c.fingerprint_bits == 32;
+  if (!fp_ok) {
+    return "fingerprint_bits must be 4..16 or 32, got " +
+           std::to_string(c.fingerprint_bits);
+  }
+  if (c.bucket_size != 1 && c.bucket_size != 2 && c.bucket_size != 4 &&
+      c.bucket_size != 8) {
+    return "bucket_size must be 1, 2, 4 or 8, got " +
+           std::to_string(c.bucket_size);
+  }
+  if (c.semi_sort && (c.bucket_size != 4 || c.fingerprint_bits > 16)) {
+    return "semi_sort needs bucket_size 4 and fingerprint_bits <= 16";
+  }
+  if (!(c.target_load >= 0.0 && c.target_load <= 1.0)) {
+    return "target_load must be in (0, 1], or 0 for the default";
+  }
+  if (c.max_kicks < 0) return "max_kicks must be >= 0";
+  return "";
+}
+
+uint64_t BucketsForItems(const FilterConfig& config, uint64_t expected_items) {
+  const double load = config.target_load > 0 ? config.target_load
+                                             : DefaultTargetLoad(config.bucket_size);
+  const double wanted =
+      std::ceil(double(expected_items) / (config.bucket_size * load));
+  if (!(wanted <= double(kMaxBuckets))) return 0;
+  uint64_t buckets = static_cast<uint64_t>(wanted);
+  buckets += buckets & 1;
+  return buckets < 2 ? 2 : buckets;
+}
+
+// ---------------------------------------------------------------- CuckooFilter
+
+CuckooFilter::CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
+                           const internal::TableOps* ops)
+    : config_(config),
+      ops_(ops),
+      num_buckets_(num_buckets),
+      rng_state_(InitialRngState(config.seed)),
+      table_(new uint8_t[ops->TableBytes(num_buckets) + kTableLoadSlack]()) {}
+
+CuckooFilter::~CuckooFilter() = default;
+
+std::unique_ptr<CuckooFilter> CuckooFilter::Create(const FilterConfig& config,
+                                                   uint64_t expected_items,
+                                                   std::string* error) {
+  const std::string invalid = ValidateConfig(config);
+  if (!invalid.empty()) {
+    Fail(error, invalid);
+    return nullptr;
+  }
+  const uint64_t buckets = BucketsForItems(config, expected_items);
+  if (buckets == 0) {
+    Fail(error, std::to_string(expected_items) + " items need more than " +
+                    std::to_string(kMaxBuckets) + " buckets");
+    return nullptr;
+  }
+  return CreateWithBuckets(config, buckets, error);
+}
+
+std::unique_ptr<CuckooFilter> CuckooFilter::CreateWithBuckets(
+    const FilterConfig& config, uint64_t num_buckets, std::string* error) {
+  const std::string invalid = ValidateConfig(config);
+  if (!invalid.empty()) {
+    Fail(error, invalid);
+    return nullptr;
+  }
+  num_buckets += num_buckets & 1;
+  if (num_buckets < 2) num_buckets = 2;
+  if (num_buckets > kMaxBuckets) {
+    Fail(error, "bucket count above " + std::to_string(kMaxBuckets));
+    return nullptr;
+  }
+  const internal::TableOps* ops =
+      GetTableOps(config.fingerprint_bits, config.bucket_size, config.semi_sort);
+  return std::unique_ptr<CuckooFilter>(new CuckooFilter(config, num_buckets, ops));
+}
+
+std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,
+                                                        size_t size,
+                                                        std::string* error) {
+  CuckooFilterView view;
+  if (!CuckooFilterView::Parse(data, size, &view, error)) return nullptr;
+  FilterConfig config;
+  config.fingerprint_bits = view.fingerprint_bits();
+  config.bucket_size = view.bucket_size();
+  config.semi_sort = view.semi_sort();
+  config.seed = view.seed();
+  std::unique_ptr<CuckooFilter> filter(
+      new CuckooFilter(config, view.num_buckets(), view.ops_));
+  std::memcpy(filter->table_.get(), view.table(), filter->TableBytes());
+  filter->num_items_ = view.size();
+  filter->victim_fp_ = view.victim_fp();
+  filter->victim_bucket_ = view.victim_bucket();
+  return filter;
+}
+
+size_t CuckooFilter::TableBytes() const {
+  return static_cast<size_t>(ops_->TableBytes(num_buckets_));
+}
+
+MutableTableRef CuckooFilter::MutableRef() {
+  MutableTableRef t;
+  t.table = table_.get();
+  t.num_buckets = static_cast<uint32_t>(num_buckets_);
+  t.seed = config_.seed;
+  t.victim_fp = &victim_fp_;
+  t.victim_bucket = &victim_bucket_;
+  t.num_items = &num_items_;
+  t.rng_state = &rng_state_;
+  t.max_kicks = config_.max_kicks;
+  return t;
+}
+
+InsertResult CuckooFilter::Insert(uint64_t hash) {
+  return ops_->Insert(MutableRef(), hash);
+}
+
+bool CuckooFilter::Erase(uint64_t hash) {
+  return ops_->Erase(MutableRef(), hash);
+}
+
+bool CuckooFilter::Contains(uint64_t hash) const {
+  return View().Contains(hash);
+}
+
+void CuckooFilter::ContainsBatch(const uint64_t* hashes, size_t n,
+                                 bool* out) const {
+  View().ContainsBatch(hashes, n, out);
+}
+
+void CuckooFilter::Clear() {
+  std::memset(table_.get(), 0, TableBytes() + kTableLoadSlack);
+  num_items_ = 0;
+  victim_fp_ = 0;
+  victim_bucket_ = 0;
+  rng_state_ = InitialRngState(config_.seed);
+}
+
+FilterStats CuckooFilter::stats() const {
+  return ComputeStats(num_items_, num_buckets_, TableBytes(),
+                      config_.fingerprint_bits, config_.bucket_size, full());
+}
+
+size_t CuckooFilter::SerializedSize() const {
+  return TableBytes() + kTrailerSize;
+}
+
+void CuckooFilter::SerializeTo(char* out) const {
+  std::memcpy(out, table_.get(), TableBytes());
+  Trailer t;
+  t.num_buckets = static_cast<uint32_t>(num_buckets_);
+  t.num_items = num_items_;
+  t.seed = config_.seed;
+  t.victim_fp = victim_fp_;
+  t.victim_bucket = victim_bucket_;
+  t.fingerprint_bits = static_cast<uint8_t>(config_.fingerprint_bits);
+  t.bucket_size = static_cast<uint8_t>(config_.bucket_size);
+  t.flags = config_.semi_sort ? internal::kFlagSemiSort : 0;
+  internal::EncodeTrailer(t, out + TableBytes());
+}
+
+std::string CuckooFilter::Serialize() const {
+  std::string out(SerializedSize(), '\0');
+  SerializeTo(&out[0]);
+  return out;
+}
+
+CuckooFilterView CuckooFilter::View() const {
+  CuckooFilterView v;
+  v.ops_ = ops_;
+  v.table_ = table_.get();
+  v.num_buckets_ = num_buckets_;
+  v.num_items_ = num_items_;
+  v.seed_ = config_.seed;
+  v.victim_fp_ = victim_fp_;
+  v.victim_bucket_ = victim_bucket_;
+  v.fingerprint_bits_ = config_.fingerprint_bits;
+  v.bucket_size_ = config_.bucket_size;
+  v.semi_sort_ = config_.semi_sort;
+  return v;
+}
+
+// ------------------------------------------------------------ CuckooFilterView
+
+bool CuckooFilterView::Parse(const char* data, size_t size,
+                             CuckooFilterView* out, std::string* error) {
+  Trailer t;
+  uint64_t table_bytes = 0;
+  if (!internal::DecodeFilter(data, size, &t, &table_bytes, error)) {
+    return false;
+  }
+  CuckooFilterView v;
+  v.ops_ = GetTableOps(t.fingerprint_bits, t.bucket_size,
+                       (t.flags & internal::kFlagSemiSort) != 0);
+  v.table_ = reinterpret_cast<const uint8_t*>(data);
+  v.num_buckets_ = t.num_buckets;
+  v.num_items_ = t.num_items;
+  v.seed_ = t.seed;
+  v.victim_fp_ = t.victim_fp;
+  v.victim_bucket_ = t.victim_bucket;
+  v.fingerprint_bits_ = t.fingerprint_bits;
+  v.bucket_size_ = t.bucket_size;
+  v.semi_sort_ = v.ops_->semi_sort();
+  *out = v;
+  return true;
+}
+
+namespace {
+TableRef MakeRef(const uint8_t* table, uint64_t num_buckets, uint32_t seed,
+                 uint32_t victim_fp, uint32_t victim_bucket) {
+  TableRef t;
+  t.table = table;
+  t.num_buckets = static_cast<uint32_t>(num_buckets);
+  t.seed = seed;
+  t.victim_fp = victim_fp;
+  t.victim_bucket = victim_bucket;
+  return t;
+}
+}  // namespace
+
+bool CuckooFilterView::Contains(uint64_t hash) const {
+  if (ops_ == nullptr) return false;
+  return ops_->Contains(
+      MakeRef(table_, num_buckets_, seed_, victim_fp_, victim_bucket_), hash);
+}
+
+void CuckooFilterView::ContainsBatch(const uint64_t* hashes, size_t n,
+                                     bool* out) const {
+  if (ops_ == nullptr) {
+    for (size_t k = 0; k < n; ++k) out[k] = false;
+    return;
+  }
+  ops_->ContainsBatch(
+      MakeRef(table_, num_buckets_, seed_, victim_fp_, victim_bucket_), hashes,
+      n, out);
+}
+
+FilterStats CuckooFilterView::stats() const {
+  if (ops_ == nullptr) return FilterStats{};
+  return ComputeStats(num_items_, num_buckets_, ops_->TableBytes(num_buckets_),
+                      fingerprint_bits_, bucket_size_, victim_fp_ != 0);
+}
+
+}  // namespace cuckoo

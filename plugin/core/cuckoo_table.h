@@ -1,0 +1,194 @@
+// Partial-key cuckoo hashing over a packed bucket table: lookup, batched
+// lookup, insert with random-walk eviction and a victim slot, erase.
+// Internal header; RocksDB-independent.
+//
+// Item hash h (64 bits) -> primary bucket i1 = FastRange32(low 32 bits, m)
+// and fingerprint fp = 1 + FastRange(high 32 bits, 2^f - 1), so fp != 0.
+// The alternate bucket depends only on (bucket, fp), so entries can be moved
+// without their keys:
+//
+//   alt(i, fp) = (m - i - r(fp)) mod m,   r(fp) = FastRange32(Mix32(fp ^ seed), m) | 1
+//
+// alt is its own inverse for any m. With m even and r odd, alt(i) and i have
+// different parity, so the two buckets are always distinct. The fingerprint
+// is hashed before it is mixed in, so victims spread over the whole table.
+#ifndef CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
+#define CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bit_util.h"
+#include "bucket_codec.h"
+#include "cuckoo/cuckoo_filter.h"
+#include "table_settings.h"
+
+namespace cuckoo {
+namespace internal {
+
+// A read-only table: bucket array plus the victim slot.
+struct TableRef {
+  const uint8_t* table = nullptr;  // readable up to TableBytes + 16
+  uint32_t num_buckets = 0;        // even, >= 2
+  uint32_t seed = 0;
+  uint32_t victim_fp = 0;          // 0: no victim
+  uint32_t victim_bucket = 0;
+};
+
+// A mutable table and the state of its insert path.
+struct MutableTableRef {
+  uint8_t* table = nullptr;
+  uint32_t num_buckets = 0;
+  uint32_t seed = 0;
+  uint32_t* victim_fp = nullptr;
+  uint32_t* victim_bucket = nullptr;
+  uint64_t* num_items = nullptr;
+  uint64_t* rng_state = nullptr;
+  int max_kicks = 0;
+};
+
+inline uint32_t PrimaryBucket(uint64_t hash, uint32_t num_buckets) {
+  return FastRange32(static_cast<uint32_t>(hash), num_buckets);
+}
+
+template <int kFpBits>
+inline uint32_t FingerprintOf(uint64_t hash) {
+  constexpr uint64_t kRange = (uint64_t{1} << kFpBits) - 1;  // 2^f - 1 values
+  return static_cast<uint32_t>(((hash >> 32) * kRange) >> 32) + 1;
+}
+
+inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
+                          uint32_t seed) {
+  const uint32_t r = FastRange32(Mix32(fp ^ seed), num_buckets) | 1;
+  const uint32_t t = num_buckets - r;  // in [1, m - 1]
+  return t >= bucket ? t - bucket : t - bucket + num_buckets;
+}
+
+template <typename S>
+class CuckooTable {
+ public:
+  using Codec = BucketCodec<S>;
+  static constexpr int kBatch = 16;  // keys whose buckets are prefetched together
+
+  static bool Contains(const TableRef& t, uint64_t hash) {
+    const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
+    const uint32_t i1 = PrimaryBucket(hash, t.num_buckets);
+    const uint32_t i2 = AltBucket(i1, fp, t.num_buckets, t.seed);
+    return Probe(t, fp, i1, i2);
+  }
+
+  static void ContainsBatch(const TableRef& t, const uint64_t* hashes,
+                            size_t n, bool* out) {
+    uint32_t fps[kBatch], b1[kBatch], b2[kBatch];
+    for (size_t start = 0; start < n; start += kBatch) {
+      const size_t count = n - start < kBatch ? n - start : kBatch;
+      for (size_t k = 0; k < count; ++k) {
+        const uint64_t h = hashes[start + k];
+        fps[k] = FingerprintOf<S::kFpBits>(h);
+        b1[k] = PrimaryBucket(h, t.num_buckets);
+        b2[k] = AltBucket(b1[k], fps[k], t.num_buckets, t.seed);
+        __builtin_prefetch(Codec::BucketAddress(t.table, b1[k]));
+        __builtin_prefetch(Codec::BucketAddress(t.table, b2[k]));
+      }
+      for (size_t k = 0; k < count; ++k) {
+        out[start + k] = Probe(t, fps[k], b1[k], b2[k]);
+      }
+    }
+  }
+
+  static InsertResult Insert(const MutableTableRef& t, uint64_t hash) {
+    if (*t.victim_fp != 0) return InsertResult::kFull;
+    const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
+    const uint32_t i1 = PrimaryBucket(hash, t.num_buckets);
+    ++*t.num_items;
+    return Place(t, fp, i1, (SplitMix64(t.rng_state) & 1) != 0);
+  }
+
+  static bool Erase(const MutableTableRef& t, uint64_t hash) {
+    const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
+    const uint32_t i1 = PrimaryBucket(hash, t.num_buckets);
+    const uint32_t i2 = AltBucket(i1, fp, t.num_buckets, t.seed);
+    if (Remove(t.table, i1, fp) || Remove(t.table, i2, fp)) {
+      --*t.num_items;
+      // Room was made: move the victim back into the table if it fits.
+      const uint32_t victim = *t.victim_fp;
+      if (victim != 0) {
+        *t.victim_fp = 0;
+        Place(t, victim, *t.victim_bucket, true);
+      }
+      return true;
+    }
+    if (*t.victim_fp == fp && (*t.victim_bucket == i1 || *t.victim_bucket == i2)) {
+      *t.victim_fp = 0;
+      *t.victim_bucket = 0;
+      --*t.num_items;
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  static bool Probe(const TableRef& t, uint32_t fp, uint32_t i1, uint32_t i2) {
+    // Non-short-circuit ORs: both bucket loads are issued together.
+    return Codec::Contains(t.table, i1, fp) | Codec::Contains(t.table, i2, fp) |
+           ((fp == t.victim_fp) & ((i1 == t.victim_bucket) | (i2 == t.victim_bucket)));
+  }
+
+  static bool TryAdd(uint8_t* table, uint32_t bucket, uint32_t fp) {
+    uint32_t entries[S::kSlots];
+    Codec::Read(table, bucket, entries);
+    for (int j = 0; j < S::kSlots; ++j) {
+      if (entries[j] == 0) {
+        entries[j] = fp;
+        Codec::Write(table, bucket, entries);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static bool Remove(uint8_t* table, uint32_t bucket, uint32_t fp) {
+    uint32_t entries[S::kSlots];
+    Codec::Read(table, bucket, entries);
+    for (int j = 0; j < S::kSlots; ++j) {
+      if (entries[j] == fp) {
+        entries[j] = 0;
+        Codec::Write(table, bucket, entries);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Stores fp (already counted in num_items) in bucket i or its alternate,
+  // evicting along a random walk of at most max_kicks steps. The entry left
+  // over when the walk gives up goes to the (empty) victim slot.
+  static InsertResult Place(const MutableTableRef& t, uint32_t fp, uint32_t i,
+                            bool walk_from_alt) {
+    const uint32_t alt = AltBucket(i, fp, t.num_buckets, t.seed);
+    if (TryAdd(t.table, i, fp) || TryAdd(t.table, alt, fp)) {
+      return InsertResult::kInserted;
+    }
+    uint32_t bucket = walk_from_alt ? alt : i;
+    for (int kick = 0; kick < t.max_kicks; ++kick) {
+      uint32_t entries[S::kSlots];
+      Codec::Read(t.table, bucket, entries);
+      const uint32_t slot =
+          static_cast<uint32_t>(SplitMix64(t.rng_state)) & (S::kSlots - 1);
+      const uint32_t evicted = entries[slot];
+      entries[slot] = fp;
+      Codec::Write(t.table, bucket, entries);
+      fp = evicted;
+      bucket = AltBucket(bucket, fp, t.num_buckets, t.seed);
+      if (TryAdd(t.table, bucket, fp)) return InsertResult::kInserted;
+    }
+    *t.victim_fp = fp;
+    *t.victim_bucket = bucket;
+    return InsertResult::kInsertedFull;
+  }
+};
+
+}  // namespace internal
+}  // namespace cuckoo
+
+#endif  // CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_

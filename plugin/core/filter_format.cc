@@ -1,0 +1,106 @@
+#include "filter_format.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "bit_util.h"
+#include "cuckoo/cuckoo_filter.h"
+#include "table_ops.h"
+
+namespace cuckoo {
+namespace internal {
+namespace {
+
+constexpr uint32_t kChecksumSeed = 0x43554b31;  // "CUK1"
+
+uint32_t TrailerChecksum(const char* trailer) {
+  char copy[kTrailerSize];
+  std::memcpy(copy, trailer, kTrailerSize);
+  std::memset(copy + 24, 0, 4);
+  return XXH32(copy, kTrailerSize, kChecksumSeed);
+}
+
+bool Fail(std::string* error, const std::string& message) {
+  if (error != nullptr) *error = "cuckoo filter: " + message;
+  return false;
+}
+
+}  // namespace
+
+void EncodeTrailer(const Trailer& t, char* out) {
+  StoreLE<uint32_t>(out + 0, t.num_buckets);
+  StoreLE<uint64_t>(out + 4, t.num_items);
+  StoreLE<uint32_t>(out + 12, t.seed);
+  StoreLE<uint32_t>(out + 16, t.victim_fp);
+  StoreLE<uint32_t>(out + 20, t.victim_bucket);
+  StoreLE<uint32_t>(out + 24, 0);
+  out[28] = static_cast<char>(t.fingerprint_bits);
+  out[29] = static_cast<char>(t.bucket_size);
+  out[30] = static_cast<char>(t.flags);
+  out[31] = static_cast<char>(kFormatVersion);
+  StoreLE<uint32_t>(out + 24, TrailerChecksum(out));
+}
+
+bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
+                  uint64_t* table_bytes, std::string* error) {
+  if (data == nullptr || size < kTrailerSize) {
+    return Fail(error, "block of " + std::to_string(size) +
+                           " bytes is shorter than the 32-byte trailer");
+  }
+  const char* p = data + size - kTrailerSize;
+  const uint8_t version = static_cast<uint8_t>(p[31]);
+  if (version != kFormatVersion) {
+    return Fail(error, "unsupported format version " + std::to_string(version));
+  }
+  if (LoadLE<uint32_t>(p + 24) != TrailerChecksum(p)) {
+    return Fail(error, "trailer checksum mismatch");
+  }
+  Trailer t;
+  t.num_buckets = LoadLE<uint32_t>(p + 0);
+  t.num_items = LoadLE<uint64_t>(p + 4);
+  t.seed = LoadLE<uint32_t>(p + 12);
+  t.victim_fp = LoadLE<uint32_t>(p + 16);
+  t.victim_bucket = LoadLE<uint32_t>(p + 20);
+  t.fingerprint_bits = static_cast<uint8_t>(p[28]);
+  t.bucket_size = static_cast<uint8_t>(p[29]);
+  t.flags = static_cast<uint8_t>(p[30]);
+  if ((t.flags & ~kFlagSemiSort) != 0) {
+    return Fail(error, "unknown flags " + std::to_string(t.flags));
+  }
+  const TableOps* ops = GetTableOps(t.fingerprint_bits, t.bucket_size,
+                                    (t.flags & kFlagSemiSort) != 0);
+  if (ops == nullptr) {
+    return Fail(error, "unsupported configuration f=" +
+                           std::to_string(t.fingerprint_bits) +
+                           " b=" + std::to_string(t.bucket_size) +
+                           " semi_sort=" + std::to_string(t.flags & 1));
+  }
+  if (t.num_buckets < 2 || t.num_buckets % 2 != 0) {
+    return Fail(error, "bucket count " + std::to_string(t.num_buckets) +
+                           " is not even and >= 2");
+  }
+  const uint64_t capacity = uint64_t{t.num_buckets} * t.bucket_size;
+  if (t.num_items > capacity + 1) {
+    return Fail(error, "item count " + std::to_string(t.num_items) +
+                           " exceeds capacity " + std::to_string(capacity));
+  }
+  const uint64_t fp_limit = t.fingerprint_bits == 32
+                                ? uint64_t{0xffffffff}
+                                : (uint64_t{1} << t.fingerprint_bits) - 1;
+  if (t.victim_fp > fp_limit || t.victim_bucket >= t.num_buckets ||
+      (t.victim_fp == 0 && t.victim_bucket != 0)) {
+    return Fail(error, "invalid victim slot");
+  }
+  const uint64_t bytes = ops->TableBytes(t.num_buckets);
+  if (size - kTrailerSize != bytes) {
+    return Fail(error, "table of " + std::to_string(size - kTrailerSize) +
+                           " bytes, expected " + std::to_string(bytes));
+  }
+  *trailer = t;
+  *table_bytes = bytes;
+  return true;
+}
+
+}  // namespace internal
+}  // namespace cuckoo

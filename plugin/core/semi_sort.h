@@ -1,0 +1,57 @@
+// Semi-sorting of 4-entry buckets (paper section 5.2): the high 4 bits of the
+// 4 fingerprints of a bucket, sorted, form one of C(19, 4) = 3876 multisets,
+// stored as a 12-bit rank instead of 16 bits. Internal header.
+//
+// A sorted nibble quadruple a <= b <= c <= d is packed as the 16-bit value
+// a | b << 4 | c << 8 | d << 12. Its rank is the combinatorial number system
+// index of the strictly increasing (a, b+1, c+2, d+3):
+//   rank = C(a,1) + C(b+1,2) + C(c+2,3) + C(d+3,4)   in [0, 3876).
+#ifndef CUCKOO_PLUGIN_CORE_SEMI_SORT_H_
+#define CUCKOO_PLUGIN_CORE_SEMI_SORT_H_
+
+#include <array>
+#include <cstdint>
+
+namespace cuckoo {
+namespace internal {
+
+constexpr uint32_t kSemiSortCombinations = 3876;
+// Decode entries beyond the valid ranks (reachable only from corrupt bytes)
+// decode to all-zero nibbles, so any 12-bit index is safe to look up.
+constexpr uint32_t kSemiSortTableSize = 4096;
+
+// Rank of the sorted nibbles a <= b <= c <= d.
+constexpr uint32_t SemiSortRank(uint32_t a, uint32_t b, uint32_t c,
+                                uint32_t d) {
+  b += 1;
+  c += 2;
+  d += 3;
+  return a + b * (b - 1) / 2 + c * (c - 1) * (c - 2) / 6 +
+         d * (d - 1) * (d - 2) * (d - 3) / 24;
+}
+
+// Rank of a packed, sorted nibble quadruple.
+constexpr uint32_t SemiSortEncode(uint32_t packed) {
+  return SemiSortRank(packed & 0xf, (packed >> 4) & 0xf, (packed >> 8) & 0xf,
+                      (packed >> 12) & 0xf);
+}
+
+constexpr std::array<uint16_t, kSemiSortTableSize> MakeSemiSortDecodeTable() {
+  std::array<uint16_t, kSemiSortTableSize> table{};
+  for (uint32_t a = 0; a < 16; ++a)
+    for (uint32_t b = a; b < 16; ++b)
+      for (uint32_t c = b; c < 16; ++c)
+        for (uint32_t d = c; d < 16; ++d)
+          table[SemiSortRank(a, b, c, d)] =
+              static_cast<uint16_t>(a | b << 4 | c << 8 | d << 12);
+  return table;
+}
+
+// rank -> packed sorted nibbles.
+inline constexpr std::array<uint16_t, kSemiSortTableSize> kSemiSortDecode =
+    MakeSemiSortDecodeTable();
+
+}  // namespace internal
+}  // namespace cuckoo
+
+#endif  // CUCKOO_PLUGIN_CORE_SEMI_SORT_H_

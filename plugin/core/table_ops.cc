@@ -1,0 +1,50 @@
+#include "table_ops.h"
+
+#include "table_settings.h"
+
+namespace cuckoo {
+namespace internal {
+namespace {
+
+template <typename S>
+class TableOpsImpl final : public TableOps {
+ public:
+  int fingerprint_bits() const override { return S::kFpBits; }
+  int bucket_size() const override { return S::kSlots; }
+  bool semi_sort() const override { return S::kSemiSort; }
+  uint64_t TableBytes(uint64_t num_buckets) const override {
+    return S::TableBytes(num_buckets);
+  }
+  bool Contains(const TableRef& t, uint64_t hash) const override {
+    return CuckooTable<S>::Contains(t, hash);
+  }
+  void ContainsBatch(const TableRef& t, const uint64_t* hashes, size_t n,
+                     bool* out) const override {
+    CuckooTable<S>::ContainsBatch(t, hashes, n, out);
+  }
+  InsertResult Insert(const MutableTableRef& t, uint64_t hash) const override {
+    return CuckooTable<S>::Insert(t, hash);
+  }
+  bool Erase(const MutableTableRef& t, uint64_t hash) const override {
+    return CuckooTable<S>::Erase(t, hash);
+  }
+};
+
+template <typename S>
+const TableOps* Singleton() {
+  static const TableOpsImpl<S> ops;
+  return &ops;
+}
+
+}  // namespace
+
+const TableOps* GetTableOps(int fingerprint_bits, int bucket_size,
+                            bool semi_sort) {
+  const TableOps* ops = nullptr;
+  DispatchSettings(fingerprint_bits, bucket_size, semi_sort,
+                   [&](auto settings) { ops = Singleton<decltype(settings)>(); });
+  return ops;
+}
+
+}  // namespace internal
+}  // namespace cuckoo

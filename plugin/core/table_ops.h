@@ -1,0 +1,38 @@
+// Runtime-dispatched access to the CuckooTable of one configuration.
+// Internal header.
+#ifndef CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
+#define CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo_table.h"
+
+namespace cuckoo {
+namespace internal {
+
+// One immutable singleton per supported (f, b, semi-sort); see GetTableOps.
+class TableOps {
+ public:
+  virtual ~TableOps() = default;
+  virtual int fingerprint_bits() const = 0;
+  virtual int bucket_size() const = 0;
+  virtual bool semi_sort() const = 0;
+  virtual uint64_t TableBytes(uint64_t num_buckets) const = 0;
+  virtual bool Contains(const TableRef& t, uint64_t hash) const = 0;
+  virtual void ContainsBatch(const TableRef& t, const uint64_t* hashes,
+                             size_t n, bool* out) const = 0;
+  virtual InsertResult Insert(const MutableTableRef& t,
+                              uint64_t hash) const = 0;
+  virtual bool Erase(const MutableTableRef& t, uint64_t hash) const = 0;
+};
+
+// The operations of a configuration, or null if it is not supported.
+const TableOps* GetTableOps(int fingerprint_bits, int bucket_size,
+                            bool semi_sort);
+
+}  // namespace internal
+}  // namespace cuckoo
+
+#endif  // CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
