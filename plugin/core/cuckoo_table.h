@@ -61,7 +61,9 @@ inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
                           uint32_t seed) {
   const uint32_t r = FastRange32(Mix32(fp ^ seed), num_buckets) | 1;
   const uint32_t t = num_buckets - r;  // in [1, m - 1]
-  return t >= bucket ? t - bucket : t - bucket + num_buckets;
+  // (t - bucket) mod m without a branch: the comparison is a coin flip.
+  const uint32_t wrap = 0u - static_cast<uint32_t>(t < bucket);
+  return t - bucket + (num_buckets & wrap);
 }
 
 template <typename S>
@@ -163,6 +165,12 @@ class CuckooTable {
   // Stores fp (already counted in num_items) in bucket i or its alternate,
   // evicting along a random walk of at most max_kicks steps. The entry left
   // over when the walk gives up goes to the (empty) victim slot.
+  //
+  // Each step first looks one move ahead: if some entry of the full bucket
+  // has room in its own alternate bucket, it moves there and fp takes its
+  // slot (the b alternate buckets are prefetched together, so this costs
+  // about one memory latency). Otherwise a random entry is evicted, as in the
+  // paper's random walk. The lookahead shortens walks near full load.
   static InsertResult Place(const MutableTableRef& t, uint32_t fp, uint32_t i,
                             bool walk_from_alt) {
     const uint32_t alt = AltBucket(i, fp, t.num_buckets, t.seed);
@@ -172,15 +180,27 @@ class CuckooTable {
     uint32_t bucket = walk_from_alt ? alt : i;
     for (int kick = 0; kick < t.max_kicks; ++kick) {
       uint32_t entries[S::kSlots];
+      uint32_t alts[S::kSlots];
       Codec::Read(t.table, bucket, entries);
-      const uint32_t slot =
-          static_cast<uint32_t>(SplitMix64(t.rng_state)) & (S::kSlots - 1);
+      for (int j = 0; j < S::kSlots; ++j) {
+        alts[j] = AltBucket(bucket, entries[j], t.num_buckets, t.seed);
+        __builtin_prefetch(Codec::BucketAddress(t.table, alts[j]));
+      }
+      const uint32_t random = static_cast<uint32_t>(SplitMix64(t.rng_state));
+      for (int k = 0; k < S::kSlots; ++k) {
+        const uint32_t j = (random + k) & (S::kSlots - 1);
+        if (TryAdd(t.table, alts[j], entries[j])) {
+          entries[j] = fp;
+          Codec::Write(t.table, bucket, entries);
+          return InsertResult::kInserted;
+        }
+      }
+      const uint32_t slot = random & (S::kSlots - 1);
       const uint32_t evicted = entries[slot];
       entries[slot] = fp;
       Codec::Write(t.table, bucket, entries);
       fp = evicted;
-      bucket = AltBucket(bucket, fp, t.num_buckets, t.seed);
-      if (TryAdd(t.table, bucket, fp)) return InsertResult::kInserted;
+      bucket = alts[slot];
     }
     *t.victim_fp = fp;
     *t.victim_bucket = bucket;
