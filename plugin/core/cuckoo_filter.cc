@@ -127,12 +127,12 @@ std::unique_ptr<CuckooFilter> CuckooFilter::CreateWithBuckets(
     Fail(error, invalid);
     return nullptr;
   }
-  num_buckets += num_buckets & 1;
-  if (num_buckets < 2) num_buckets = 2;
   if (num_buckets > kMaxBuckets) {
     Fail(error, "bucket count above " + std::to_string(kMaxBuckets));
     return nullptr;
   }
+  num_buckets += num_buckets & 1;  // kMaxBuckets is even: stays in range
+  if (num_buckets < 2) num_buckets = 2;
   const internal::TableOps* ops =
       GetTableOps(config.fingerprint_bits, config.bucket_size, config.semi_sort);
   return std::unique_ptr<CuckooFilter>(new CuckooFilter(config, num_buckets, ops));
