@@ -42,6 +42,17 @@ inline int EmptyLane(uint64_t word) {
   return -1;
 }
 
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+// Test builds only: widens the window between a reader's two bucket loads
+// so that races with relocations actually happen in tests.
+inline void RaceWindow() {
+  for (volatile int i = 0; i < 64; i = i + 1) {
+  }
+}
+#else
+inline void RaceWindow() {}
+#endif
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -96,6 +107,7 @@ bool LiveTable::Contains(uint64_t hash, uint64_t* retries) const {
     const uint64_t v1 = versions_[s1].load(std::memory_order_acquire);
     const uint64_t v2 = versions_[s2].load(std::memory_order_acquire);
     const uint64_t w1 = buckets_[c.i1].load(std::memory_order_relaxed);
+    RaceWindow();
     const uint64_t w2 = buckets_[c.i2].load(std::memory_order_relaxed);
     // A fingerprint is only ever present for a present item: a match needs
     // no validation.
