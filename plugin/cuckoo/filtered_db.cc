@@ -1098,8 +1098,11 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   if (!s->loaded_from_snapshot) {
     uint64_t estimate = 0;
     db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
+    // estimate-num-keys undercounts when deletes are pending; the slack
+    // avoids an immediate growth in the common case (a growth still fixes
+    // any miss).
     const uint64_t capacity =
-        std::max<uint64_t>(options_.filter.initial_capacity, estimate + estimate / 8);
+        std::max<uint64_t>(options_.filter.initial_capacity, estimate + estimate / 4);
     Info("cuckoo live filter [%s]: building from the DB (capacity %llu keys)",
          s->name.c_str(), static_cast<unsigned long long>(capacity));
     Status st = SyncRebuildLocked(s, capacity, {});

@@ -246,6 +246,8 @@ struct ModelParam {
   bool background_growth;
 };
 
+void PrintTo(const ModelParam& p, std::ostream* os) { *os << p.name; }
+
 class FilteredDBModelTest : public ::testing::TestWithParam<ModelParam> {};
 
 // Random Put / Delete / SingleDelete / Merge / DeleteRange / batches /
@@ -520,6 +522,8 @@ struct GrowthParam {
   int batch_size;  // keys per write
 };
 
+void PrintTo(const GrowthParam& p, std::ostream* os) { *os << p.name; }
+
 class FilteredDBGrowthTest : public ::testing::TestWithParam<GrowthParam> {};
 
 TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
@@ -662,15 +666,21 @@ TEST(FilteredDBRecovery, RebuildsAfterAProcessDiesWithoutClosing) {
   };
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), db_path, fopts, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+  // The DB's key estimate may be low: a growth can follow the open build.
+  db->WaitForFilterRebuilds();
   const LiveKeyFilterStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
   EXPECT_EQ(s.snapshot_status, "none");
-  EXPECT_EQ(s.keys_scanned, model.size());
-  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
-  // Progress: every 500 keys, then once at the end.
+  EXPECT_GE(s.keys_scanned, model.size());
+  // Progress: every 500 keys, then once at the end of the open build.
   ASSERT_FALSE(progress.empty());
-  EXPECT_EQ(progress.back(), std::make_pair(uint64_t(model.size()), true));
-  EXPECT_GE(progress.size(), model.size() / 500);
+  const auto first_done = std::find_if(progress.begin(), progress.end(),
+                                       [](const auto& p) { return p.second; });
+  ASSERT_NE(first_done, progress.end());
+  EXPECT_EQ(first_done->first, uint64_t(model.size()));
+  EXPECT_GE(first_done - progress.begin(), std::ptrdiff_t(model.size() / 500));
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
 }
 
 TEST(FilteredDBRecovery, CleanCloseSnapshotIsUsed) {
@@ -777,10 +787,11 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
     no_persist.persist_on_close = false;  // keep the damaged file for the next case
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), no_persist, &db).ok());
+    db->WaitForFilterRebuilds();
     const LiveKeyFilterStats s = Stats(db.get());
     EXPECT_FALSE(s.loaded_from_snapshot);
     EXPECT_NE(s.snapshot_status.find(c.expected_reason), std::string::npos) << s.snapshot_status;
-    EXPECT_EQ(s.keys_scanned, model.size());
+    EXPECT_GE(s.keys_scanned, model.size());  // rebuilt from the DB
     ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
   }
 
