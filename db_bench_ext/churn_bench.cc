@@ -1,8 +1,12 @@
 // churn_bench: the live-key filter under churn, against plain RocksDB and a
 // periodically rebuilt Bloom front filter, in one process.
 //
-// Workload (the same key sequence for every mode, fresh DB per mode):
-//   fill   Put N keys (random order of 16-hex-digit keys, --value_size bytes)
+// Workload (the same key sequence for every mode, one fresh DB per mode; all
+// modes advance in lockstep, chunk by chunk, so that machine noise and
+// background compactions affect them alike; write and Get times are summed
+// per mode over its chunks):
+//   fill   Put N keys (random order of 16-hex-digit keys, --value_size bytes
+//          of incompressible random data)
 //   churn  --churn_ops writes: alternately Put a new key and Delete the
 //          oldest live key (a sliding window of N live keys; every write is a
 //          unique insert or a delete of a live key)
@@ -37,8 +41,10 @@
 // P_summary.csv: mode,fill_seconds,churn_writes,churn_seconds,writes_per_sec,
 //   write_ratio_vs_plain,maybe_checks,maybe_checks_per_write,neg_gets,
 //   neg_gets_per_sec,neg_get_p50_ns,neg_get_p99_ns,neg_speedup_vs_plain,
-//   pos_get_p50_ns,fpr_after_fill,fpr_after_churn,fpr_change_pct,
+//   pos_get_p50_ns,fpr_after_fill,fpr_after_churn,fpr_change_pct,fpr_max,
 //   bits_per_live_key,filter_bytes,rebuilds,rebuild_seconds,sst_bytes,errors
+//   (fpr_max: the highest never-inserted FPR seen at any checkpoint or, for
+//   bloom, just before any rebuild)
 // P_counting_bloom.csv: counters_per_key,bits_per_key,hashes,fpr_never_inserted,
 //   cuckoo_fpr,cuckoo_bits_per_key,ratio_bits_vs_cuckoo,selected
 //
@@ -283,7 +289,7 @@ struct ModeResult {
   double fill_seconds = 0, churn_seconds = 0;
   uint64_t churn_writes = 0, maybe_checks = 0, neg_gets = 0, errors = 0;
   double neg_per_sec = 0, neg_p50 = 0, neg_p99 = 0, pos_p50 = 0;
-  double fpr_fill = 1, fpr_churn = 1, bits_per_key = 0;
+  double fpr_fill = 1, fpr_churn = 1, fpr_max = 0, bits_per_key = 0;
   uint64_t filter_bytes = 0, rebuilds = 0, sst_bytes = 0;
   double rebuild_seconds = 0;
 };
@@ -319,12 +325,36 @@ void Check(const Status& s, const char* what) {
   }
 }
 
+// Random (incompressible) value bytes; the value of key i is a slice of it.
+const std::string& RandomData() {
+  static const std::string data = [] {
+    std::mt19937_64 rng(12345);
+    std::string d(1 << 20, '\0');
+    for (auto& c : d) c = static_cast<char>(rng());
+    return d;
+  }();
+  return data;
+}
+
+ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i) {
+  const std::string& d = RandomData();
+  const uint64_t size = std::min<uint64_t>(FLAGS_value_size, d.size() / 2);
+  return ROCKSDB_NAMESPACE::Slice(d.data() + Mix64(i) % (d.size() - size), size);
+}
+
+uint64_t NanosSince(Clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+}
+
+// One mode: its DB and filters. The driver (main) runs all modes in lockstep,
+// chunk by chunk, so that machine noise and background work hit them alike.
 class ModeRunner {
  public:
   ModeRunner(const std::string& name, Kind kind, bool assume_unique, double bloom_bpk,
-             uint64_t n, uint64_t churn_writes)
-      : name_(name), kind_(kind), n_(n), churn_writes_(churn_writes), bloom_bpk_(bloom_bpk),
-        value_(FLAGS_value_size, 'v') {
+             uint64_t n)
+      : name_(name), kind_(kind), n_(n), bloom_bpk_(bloom_bpk) {
+    result.name = name;
     path_ = FLAGS_db + "/" + name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(FLAGS_db);
@@ -345,89 +375,112 @@ class ModeRunner {
     std::filesystem::remove_all(path_);
   }
 
-  ModeResult Run(std::vector<Checkpoint>* timeline) {
-    ModeResult r;
-    r.name = name_;
-    const WriteOptions wo;
-    // Fill.
-    auto t0 = Clock::now();
-    for (uint64_t i = 0; i < n_; ++i) {
-      Put(i, wo);
-      if ((i + 1) % (n_ / 4 + 1) == 0) fprintf(stderr, "[%s] fill %" PRIu64 "/%" PRIu64 "\n", name_.c_str(), i + 1, n_);
-    }
-    r.fill_seconds = Seconds(t0, Clock::now());
-    next_ = n_;
-    oldest_ = 0;
+  const std::string& name() const { return name_; }
+  ModeResult result;
+
+  // Puts the next `count` keys of the fill.
+  void FillChunk(uint64_t count) {
+    auto start = Clock::now();
+    for (uint64_t i = 0; i < count; ++i) Put(next_++);
+    result.fill_seconds += Seconds(start, Clock::now());
+  }
+
+  void AfterFill(std::vector<Checkpoint>* timeline) {
     if (kind_ == Kind::kBloom) {
-      RebuildBloom(&r);
+      RebuildBloom();
       norebuild_ = std::make_unique<BloomFilter>(n_, bloom_bpk_);
       for (uint64_t i = 0; i < n_; ++i) norebuild_->Add(KeyHash(MakeKey(i)));
     }
-    timeline->push_back(Measure(0));
-    r.fpr_fill = timeline->back().fpr_never;
-    if (kind_ == Kind::kBloom) timeline->push_back(MeasureNoRebuild(0));
+    AddCheckpoint(0, timeline);
+    result.fpr_fill = result.fpr_churn;
+  }
 
-    // Churn.
+  // `writes` churn writes (even): Put a new key, Delete the oldest.
+  void ChurnChunk(uint64_t writes) {
     const uint64_t rebuild_every = FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n_;
-    const uint64_t per_checkpoint = std::max<uint64_t>(2, churn_writes_ / FLAGS_checkpoints) & ~uint64_t{1};
-    uint64_t writes = 0, since_rebuild = 0;
-    double churn = 0;
-    for (uint64_t cp = 1; cp <= FLAGS_checkpoints; ++cp) {
-      const uint64_t target = cp == FLAGS_checkpoints ? churn_writes_ : cp * per_checkpoint;
-      auto start = Clock::now();
-      double rebuild_time = 0;
-      while (writes < target) {
-        Put(next_++, wo);
-        Delete(oldest_++, wo);
-        writes += 2;
-        since_rebuild += 2;
-        if (kind_ == Kind::kBloom && since_rebuild >= rebuild_every) {
-          auto rb = Clock::now();
-          RebuildBloom(&r);
-          rebuild_time += Seconds(rb, Clock::now());
-          since_rebuild = 0;
-        }
+    auto start = Clock::now();
+    double rebuild_time = 0;
+    for (uint64_t w = 0; w < writes; w += 2) {
+      Put(next_++);
+      Check(db_->Delete(WriteOptions(), MakeKey(oldest_++)), "delete");
+      since_rebuild_ += 2;
+      if (kind_ == Kind::kBloom && since_rebuild_ >= rebuild_every) {
+        // The Bloom's worst moment: just before it is rebuilt.
+        auto rb = Clock::now();
+        result.fpr_max = std::max(result.fpr_max, FilterFpr());
+        RebuildBloom();
+        rebuild_time += Seconds(rb, Clock::now());
+        since_rebuild_ = 0;
       }
-      // Rebuild scans are reported separately from the write throughput.
-      churn += Seconds(start, Clock::now()) - rebuild_time;
-      fprintf(stderr, "[%s] churn %" PRIu64 "/%" PRIu64 " writes\n", name_.c_str(), writes, churn_writes_);
-      timeline->push_back(Measure(cp));
-      if (kind_ == Kind::kBloom) timeline->push_back(MeasureNoRebuild(cp));
     }
-    r.churn_writes = writes;
-    r.churn_seconds = churn;
-    r.fpr_churn = Measure(FLAGS_checkpoints, /*queries=*/false).fpr_never;
-    for (const auto& c : *timeline) r.errors += c.mode == name_ ? c.errors : 0;
+    // Rebuilds are reported separately from the write throughput.
+    result.churn_seconds += Seconds(start, Clock::now()) - rebuild_time;
+    result.churn_writes += writes;
+  }
 
-    if (FLAGS_wait_for_compaction) WaitForCompactions();
-    FinalGets(&r);
+  void AddCheckpoint(uint64_t cp, std::vector<Checkpoint>* timeline) {
+    timeline->push_back(Measure(cp));
+    result.fpr_churn = timeline->back().fpr_never;
+    result.fpr_max = std::max(result.fpr_max, result.fpr_churn);
+    result.errors += timeline->back().errors;
+    if (kind_ == Kind::kBloom) timeline->push_back(MeasureNoRebuild(cp));
+  }
+
+  void WaitForCompactions() {
+    for (int i = 0; i < 1200; ++i) {
+      uint64_t pending = 0, running = 0, flushes = 0;
+      db_->GetIntProperty("rocksdb.compaction-pending", &pending);
+      db_->GetIntProperty("rocksdb.num-running-compactions", &running);
+      db_->GetIntProperty("rocksdb.num-running-flushes", &flushes);
+      if (pending == 0 && running == 0 && flushes == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Gets of keys that must all be absent (negative) or all live.
+  void Gets(const std::vector<std::string>& keys, bool negative, std::vector<uint64_t>* ns,
+            double* seconds) {
+    PinnableSlice value;
+    auto start = Clock::now();
+    for (const auto& key : keys) {
+      value.Reset();
+      auto t = Clock::now();
+      const Status s = Get(key, &value);
+      ns->push_back(NanosSince(t));
+      result.errors += negative ? !s.IsNotFound() : !s.ok();
+    }
+    *seconds += Seconds(start, Clock::now());
+  }
+
+  uint64_t oldest() const { return oldest_; }
+  uint64_t next() const { return next_; }
+
+  void Finish() {
     if (fdb_ != nullptr) {
       LiveKeyFilterStats s;
       Check(fdb_->GetFilterStats(nullptr, &s), "stats");
-      r.maybe_checks = s.maybe_checks;
-      r.bits_per_key = s.bits_per_key;
-      r.filter_bytes = s.table_bytes;
-      r.rebuilds = s.rebuilds;
+      result.maybe_checks = s.maybe_checks;
+      result.bits_per_key = s.bits_per_key;
+      result.filter_bytes = s.table_bytes;
+      result.rebuilds = s.rebuilds;
     } else if (bloom_ != nullptr) {
-      r.bits_per_key = double(bloom_->bytes()) * 8 / double(n_);
-      r.filter_bytes = bloom_->bytes();
+      result.bits_per_key = double(bloom_->bytes()) * 8 / double(next_ - oldest_);
+      result.filter_bytes = bloom_->bytes();
     }
     uint64_t sst = 0;
     db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
-    r.sst_bytes = sst;
-    return r;
+    result.sst_bytes = sst;
   }
 
  private:
-  void Put(uint64_t i, const WriteOptions& wo) {
+  void Put(uint64_t i) {
     const std::string key = MakeKey(i);
-    Check(db_->Put(wo, key, value_), "put");
+    Check(db_->Put(WriteOptions(), key, ValueOf(i)), "put");
     if (bloom_ != nullptr) bloom_->Add(KeyHash(key));
     if (norebuild_ != nullptr) norebuild_->Add(KeyHash(key));
   }
-  void Delete(uint64_t i, const WriteOptions& wo) { Check(db_->Delete(wo, MakeKey(i)), "delete"); }
 
-  void RebuildBloom(ModeResult* r) {
+  void RebuildBloom() {
     auto start = Clock::now();
     auto fresh = std::make_unique<BloomFilter>(next_ - oldest_, bloom_bpk_);
     ReadOptions ro;
@@ -438,14 +491,13 @@ class ModeRunner {
     }
     Check(it->status(), "rebuild scan");
     bloom_ = std::move(fresh);
-    ++r->rebuilds;
-    r->rebuild_seconds += Seconds(start, Clock::now());
+    ++result.rebuilds;
+    result.rebuild_seconds += Seconds(start, Clock::now());
   }
 
-  // Filter answer for the front of a Get (true: go to the DB).
-  bool FilterMayContain(const std::string& key) const {
-    if (kind_ == Kind::kBloom) return bloom_->MayContain(KeyHash(key));
-    if (kind_ == Kind::kCuckoo) return fdb_->GetLiveKeyFilter(nullptr)->MayContain(key);
+  bool Contains(uint64_t h) const {
+    if (kind_ == Kind::kBloom) return bloom_->MayContain(h);
+    if (kind_ == Kind::kCuckoo) return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
     return true;
   }
 
@@ -454,37 +506,39 @@ class ModeRunner {
     return db_->Get(ReadOptions(), db_->DefaultColumnFamily(), key, value);
   }
 
-  double FilterFpr(const std::function<bool(uint64_t)>& contains, uint64_t salt) const {
+  // FPR on the same --fpr_probes never-inserted keys, in every mode and at
+  // every checkpoint.
+  double FilterFpr(const BloomFilter* other = nullptr) const {
     if (kind_ == Kind::kPlain) return 1.0;
     uint64_t positives = 0;
     for (uint64_t q = 0; q < FLAGS_fpr_probes; ++q) {
-      positives += contains(KeyHash(MakeKey(kNeverBase + salt * FLAGS_fpr_probes + q)));
+      const uint64_t h = KeyHash(MakeKey(kNeverBase + q));
+      positives += other != nullptr ? other->MayContain(h) : Contains(h);
     }
     return double(positives) / double(FLAGS_fpr_probes);
   }
 
-  bool Contains(uint64_t h) const {
-    if (kind_ == Kind::kBloom) return bloom_->MayContain(h);
-    return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
+  double DeletedFpr(uint64_t cp, const BloomFilter* other = nullptr) const {
+    if (kind_ == Kind::kPlain) return 1.0;
+    if (oldest_ == 0) return 0.0;
+    std::mt19937_64 rng(FLAGS_seed + cp);
+    const uint64_t probes = std::min<uint64_t>(oldest_, 200000);
+    uint64_t positives = 0;
+    for (uint64_t q = 0; q < probes; ++q) {
+      const uint64_t h = KeyHash(MakeKey(rng() % oldest_));
+      positives += other != nullptr ? other->MayContain(h) : Contains(h);
+    }
+    return double(positives) / double(probes);
   }
 
-  Checkpoint Measure(uint64_t cp, bool queries = true) {
+  Checkpoint Measure(uint64_t cp) {
     Checkpoint c{};
     c.mode = name_;
     c.index = cp;
     c.writes = next_ - n_ + oldest_;
     c.live = next_ - oldest_;
-    // The same never-inserted probes at every checkpoint and in every mode.
-    c.fpr_never = FilterFpr([this](uint64_t h) { return Contains(h); }, 0);
-    std::mt19937_64 rng(FLAGS_seed + cp);
-    if (kind_ != Kind::kPlain && oldest_ > 0) {
-      uint64_t pos = 0;
-      const uint64_t probes = std::min<uint64_t>(oldest_, 200000);
-      for (uint64_t q = 0; q < probes; ++q) pos += FilterMayContain(MakeKey(rng() % oldest_));
-      c.fpr_deleted = double(pos) / double(probes);
-    } else {
-      c.fpr_deleted = kind_ == Kind::kPlain ? 1.0 : 0.0;
-    }
+    c.fpr_never = FilterFpr();
+    c.fpr_deleted = DeletedFpr(cp);
     if (fdb_ != nullptr) {
       LiveKeyFilterStats s;
       fdb_->GetFilterStats(nullptr, &s);
@@ -494,8 +548,8 @@ class ModeRunner {
       c.filter_bytes = bloom_->bytes();
       c.bits_per_key = double(c.filter_bytes) * 8 / double(c.live);
     }
-    if (!queries) return c;
     std::vector<uint64_t> live_ns, deleted_ns, never_ns, neg_ns;
+    std::mt19937_64 rng(FLAGS_seed * 3 + cp);
     PinnableSlice value;
     for (uint64_t q = 0; q < FLAGS_queries; ++q) {
       const int kind = static_cast<int>(q % 3);
@@ -512,8 +566,7 @@ class ModeRunner {
       value.Reset();
       auto start = Clock::now();
       const Status s = Get(key, &value);
-      const uint64_t ns = static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+      const uint64_t ns = NanosSince(start);
       if (kind == 0) {
         live_ns.push_back(ns);
         c.errors += !s.ok();
@@ -536,83 +589,23 @@ class ModeRunner {
     c.index = cp;
     c.writes = next_ - n_ + oldest_;
     c.live = next_ - oldest_;
-    c.fpr_never = FilterFpr([this](uint64_t h) { return norebuild_->MayContain(h); }, 0);
-    std::mt19937_64 rng(FLAGS_seed + cp);
-    if (oldest_ > 0) {
-      uint64_t pos = 0;
-      const uint64_t probes = std::min<uint64_t>(oldest_, 200000);
-      for (uint64_t q = 0; q < probes; ++q) pos += norebuild_->MayContain(KeyHash(MakeKey(rng() % oldest_)));
-      c.fpr_deleted = double(pos) / double(probes);
-    }
+    c.fpr_never = FilterFpr(norebuild_.get());
+    c.fpr_deleted = DeletedFpr(cp, norebuild_.get());
     c.filter_bytes = norebuild_->bytes();
     c.bits_per_key = double(c.filter_bytes) * 8 / double(c.live);
     return c;
   }
 
-  void WaitForCompactions() {
-    fprintf(stderr, "[%s] waiting for compactions\n", name_.c_str());
-    for (int i = 0; i < 600; ++i) {
-      uint64_t pending = 0, running = 0, flushes = 0;
-      db_->GetIntProperty("rocksdb.compaction-pending", &pending);
-      db_->GetIntProperty("rocksdb.num-running-compactions", &running);
-      db_->GetIntProperty("rocksdb.num-running-flushes", &flushes);
-      if (pending == 0 && running == 0 && flushes == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-
-  void FinalGets(ModeResult* r) {
-    fprintf(stderr, "[%s] %" PRIu64 " negative Gets\n", name_.c_str(), FLAGS_neg_gets);
-    std::mt19937_64 rng(FLAGS_seed * 7 + 1);
-    std::vector<std::string> keys;
-    keys.reserve(FLAGS_neg_gets);
-    for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
-      keys.push_back(q % 2 == 0 ? MakeKey(rng() % oldest_)
-                                : MakeKey(kNeverBase + (uint64_t{2} << 40) + rng() % (uint64_t{1} << 40)));
-    }
-    std::vector<uint64_t> ns;
-    ns.reserve(keys.size());
-    PinnableSlice value;
-    auto start = Clock::now();
-    for (const auto& key : keys) {
-      value.Reset();
-      auto t = Clock::now();
-      const Status s = Get(key, &value);
-      ns.push_back(static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count()));
-      r->errors += !s.IsNotFound();
-    }
-    const double secs = Seconds(start, Clock::now());
-    r->neg_gets = keys.size();
-    r->neg_per_sec = double(keys.size()) / secs;
-    const Percentiles p = Summarize(&ns);
-    r->neg_p50 = p.p50;
-    r->neg_p99 = p.p99;
-    // Positive Gets for reference.
-    ns.clear();
-    for (uint64_t q = 0; q < FLAGS_neg_gets / 4; ++q) {
-      const std::string key = MakeKey(oldest_ + rng() % (next_ - oldest_));
-      value.Reset();
-      auto t = Clock::now();
-      const Status s = Get(key, &value);
-      ns.push_back(static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count()));
-      r->errors += !s.ok();
-    }
-    r->pos_p50 = Summarize(&ns).p50;
-  }
-
   std::string name_;
   Kind kind_;
-  uint64_t n_, churn_writes_;
+  uint64_t n_;
   double bloom_bpk_;
-  std::string value_;
   std::string path_;
   DB* raw_ = nullptr;
   std::unique_ptr<FilteredDB> fdb_;
   DB* db_ = nullptr;
   std::unique_ptr<BloomFilter> bloom_, norebuild_;
-  uint64_t next_ = 0, oldest_ = 0;
+  uint64_t next_ = 0, oldest_ = 0, since_rebuild_ = 0;
 };
 
 // ---------------------------------------------------------------- counting Bloom
@@ -665,7 +658,7 @@ int main(int argc, char** argv) {
     while (std::getline(ss, m, ',')) modes.push_back(m);
   }
   std::vector<Checkpoint> timeline;
-  std::vector<ModeResult> results;
+  std::vector<std::unique_ptr<ModeRunner>> runners;
   for (const std::string& m : modes) {
     Kind kind;
     bool unique = false;
@@ -677,9 +670,70 @@ int main(int argc, char** argv) {
       fprintf(stderr, "unknown mode %s\n", m.c_str());
       return 1;
     }
-    ModeRunner runner(m, kind, unique, bloom_bpk, n, churn);
-    results.push_back(runner.Run(&timeline));
+    runners.push_back(std::make_unique<ModeRunner>(m, kind, unique, bloom_bpk, n));
   }
+  // All modes advance in lockstep, chunk by chunk.
+  const uint64_t chunk = std::max<uint64_t>(1000, n / 20) & ~uint64_t{1};
+  for (uint64_t done = 0; done < n; done += chunk) {
+    for (auto& r : runners) r->FillChunk(std::min(chunk, n - done));
+    fprintf(stderr, "fill %" PRIu64 "/%" PRIu64 "\n", std::min(done + chunk, n), n);
+  }
+  for (auto& r : runners) r->AfterFill(&timeline);
+  const uint64_t per_checkpoint = std::max<uint64_t>(2, churn / FLAGS_checkpoints) & ~uint64_t{1};
+  uint64_t writes = 0;
+  for (uint64_t cp = 1; cp <= FLAGS_checkpoints; ++cp) {
+    const uint64_t target = cp == FLAGS_checkpoints ? churn : cp * per_checkpoint;
+    while (writes < target) {
+      const uint64_t step = std::min(chunk, target - writes);
+      for (auto& r : runners) r->ChurnChunk(step);
+      writes += step;
+    }
+    for (auto& r : runners) r->AddCheckpoint(cp, &timeline);
+    fprintf(stderr, "churn %" PRIu64 "/%" PRIu64 " writes\n", writes, churn);
+  }
+  if (FLAGS_wait_for_compaction) {
+    fprintf(stderr, "waiting for compactions\n");
+    for (auto& r : runners) r->WaitForCompactions();
+  }
+  // Final Gets: the same keys for every mode, in lockstep chunks.
+  fprintf(stderr, "%" PRIu64 " negative Gets per mode\n", FLAGS_neg_gets);
+  const uint64_t oldest = runners.front()->oldest(), next = runners.front()->next();
+  std::mt19937_64 rng(FLAGS_seed * 7 + 1);
+  std::vector<std::string> neg_keys, pos_keys;
+  for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
+    neg_keys.push_back(q % 2 == 0 ? MakeKey(rng() % oldest)
+                                  : MakeKey(kNeverBase + (uint64_t{2} << 40) +
+                                            rng() % (uint64_t{1} << 40)));
+  }
+  for (uint64_t q = 0; q < FLAGS_neg_gets / 4; ++q) {
+    pos_keys.push_back(MakeKey(oldest + rng() % (next - oldest)));
+  }
+  std::vector<std::vector<uint64_t>> neg_ns(runners.size()), pos_ns(runners.size());
+  std::vector<double> neg_secs(runners.size()), pos_secs(runners.size());
+  const size_t get_chunk = 10000;
+  for (size_t start = 0; start < neg_keys.size(); start += get_chunk) {
+    const std::vector<std::string> part(
+        neg_keys.begin() + start, neg_keys.begin() + std::min(neg_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, true, &neg_ns[m], &neg_secs[m]);
+  }
+  for (size_t start = 0; start < pos_keys.size(); start += get_chunk) {
+    const std::vector<std::string> part(
+        pos_keys.begin() + start, pos_keys.begin() + std::min(pos_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, false, &pos_ns[m], &pos_secs[m]);
+  }
+  std::vector<ModeResult> results;
+  for (size_t m = 0; m < runners.size(); ++m) {
+    ModeRunner& r = *runners[m];
+    r.Finish();
+    r.result.neg_gets = neg_keys.size();
+    r.result.neg_per_sec = double(neg_keys.size()) / neg_secs[m];
+    const Percentiles p = Summarize(&neg_ns[m]);
+    r.result.neg_p50 = p.p50;
+    r.result.neg_p99 = p.p99;
+    r.result.pos_p50 = Summarize(&pos_ns[m]).p50;
+    results.push_back(r.result);
+  }
+  runners.clear();
 
   Table tl("timeline", {"mode", "checkpoint", "writes_done", "live_keys", "fpr_never_inserted",
                         "fpr_deleted", "bits_per_live_key", "filter_bytes", "get_live_p50_ns",
@@ -701,7 +755,7 @@ int main(int argc, char** argv) {
             {"mode", "fill_seconds", "churn_writes", "churn_seconds", "writes_per_sec",
              "write_ratio_vs_plain", "maybe_checks", "maybe_checks_per_write", "neg_gets",
              "neg_gets_per_sec", "neg_get_p50_ns", "neg_get_p99_ns", "neg_speedup_vs_plain",
-             "pos_get_p50_ns", "fpr_after_fill", "fpr_after_churn", "fpr_change_pct",
+             "pos_get_p50_ns", "fpr_after_fill", "fpr_after_churn", "fpr_change_pct", "fpr_max",
              "bits_per_live_key", "filter_bytes", "rebuilds", "rebuild_seconds", "sst_bytes",
              "errors"});
   const ModeResult* cuckoo = nullptr;
@@ -715,7 +769,7 @@ int main(int argc, char** argv) {
              U(r.neg_gets), Fmt(r.neg_per_sec, "%.0f"), Fmt(r.neg_p50, "%.0f"),
              Fmt(r.neg_p99, "%.0f"), plain ? Fmt(r.neg_per_sec / plain->neg_per_sec, "%.2f") : "",
              Fmt(r.pos_p50, "%.0f"), Fmt(r.fpr_fill, "%.3e"), Fmt(r.fpr_churn, "%.3e"),
-             Fmt(100.0 * (r.fpr_churn - r.fpr_fill) / r.fpr_fill, "%.1f"),
+             Fmt(100.0 * (r.fpr_churn - r.fpr_fill) / r.fpr_fill, "%.1f"), Fmt(r.fpr_max, "%.3e"),
              Fmt(r.bits_per_key, "%.2f"), U(r.filter_bytes), U(r.rebuilds),
              Fmt(r.rebuild_seconds, "%.2f"), U(r.sst_bytes), U(r.errors)});
   }

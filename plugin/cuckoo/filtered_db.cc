@@ -261,8 +261,7 @@ class FilteredDBImpl final : public FilteredDB {
              const Slice& value) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Put(wo, cf, key, value);
-    std::vector<Op> ops{Op{s, OpType::kPut, key, Slice()}};
-    return WriteFiltered(wo, &ops, [&] { return db_->Put(wo, cf, key, value); });
+    return WriteOne(wo, s, OpType::kPut, key, [&] { return db_->Put(wo, cf, key, value); });
   }
 
   using StackableDB::PutEntity;
@@ -270,8 +269,7 @@ class FilteredDBImpl final : public FilteredDB {
                    const WideColumns& columns) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->PutEntity(wo, cf, key, columns);
-    std::vector<Op> ops{Op{s, OpType::kPut, key, Slice()}};
-    return WriteFiltered(wo, &ops, [&] { return db_->PutEntity(wo, cf, key, columns); });
+    return WriteOne(wo, s, OpType::kPut, key, [&] { return db_->PutEntity(wo, cf, key, columns); });
   }
 
   using StackableDB::Delete;
@@ -279,8 +277,7 @@ class FilteredDBImpl final : public FilteredDB {
                 const Slice& key) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Delete(wo, cf, key);
-    std::vector<Op> ops{Op{s, OpType::kDelete, key, Slice()}};
-    return WriteFiltered(wo, &ops, [&] { return db_->Delete(wo, cf, key); });
+    return WriteOne(wo, s, OpType::kDelete, key, [&] { return db_->Delete(wo, cf, key); });
   }
 
   using StackableDB::SingleDelete;
@@ -288,8 +285,7 @@ class FilteredDBImpl final : public FilteredDB {
                       const Slice& key) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->SingleDelete(wo, cf, key);
-    std::vector<Op> ops{Op{s, OpType::kDelete, key, Slice()}};
-    return WriteFiltered(wo, &ops, [&] { return db_->SingleDelete(wo, cf, key); });
+    return WriteOne(wo, s, OpType::kDelete, key, [&] { return db_->SingleDelete(wo, cf, key); });
   }
 
   using StackableDB::Merge;
@@ -297,8 +293,7 @@ class FilteredDBImpl final : public FilteredDB {
                const Slice& value) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Merge(wo, cf, key, value);
-    std::vector<Op> ops{Op{s, OpType::kMerge, key, Slice()}};
-    return WriteFiltered(wo, &ops, [&] { return db_->Merge(wo, cf, key, value); });
+    return WriteOne(wo, s, OpType::kMerge, key, [&] { return db_->Merge(wo, cf, key, value); });
   }
 
   using StackableDB::DeleteRange;
@@ -376,6 +371,10 @@ class FilteredDBImpl final : public FilteredDB {
 
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops, WriteFn&& write);
+  // The same for a single-key write, without allocations.
+  template <typename WriteFn>
+  Status WriteOne(const WriteOptions& wo, CfState* s, OpType type, const Slice& key,
+                  WriteFn&& write);
   Status PlanLocked(const std::vector<Op>& ops, WritePlan* plan);
   Status ResolveBeforeLocked(KeyPlan* k);
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
@@ -552,6 +551,27 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo, std::vector<Op>* op
     last = op.cf;
   }
   return s;
+}
+
+template <typename WriteFn>
+Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
+                                const Slice& key, WriteFn&& write) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  CommitFinishedRebuildsLocked();
+  if (s->dropped.load(std::memory_order_relaxed)) return write();
+  KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
+  Status st = ResolveBeforeLocked(&k);
+  if (!st.ok()) return st;
+  const bool after = MakesLive(type);
+  if (k.before == 0 && after && !s->filter->Insert(k.hash)) {
+    st = InsertAllLocked(s, {k.hash});  // grows, then inserts
+    if (!st.ok()) return st;
+  }
+  st = write();
+  if (wo.disableWAL) unlogged_writes_ = true;
+  if (st.ok() && k.before == 1 && !after) s->filter->Erase(k.hash);
+  AfterWriteLocked(s);
+  return st;
 }
 
 Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
