@@ -85,7 +85,7 @@ DEFINE_uint64(write_buffer_mb, 16, "memtable size in MiB (>= 4 with Debian's ass
 DEFINE_int32(sst_bloom_bits, 10, "bits/key of RocksDB's own SST Bloom filter, all modes (0 = none)");
 DEFINE_bool(cache_index_and_filter_blocks, false, "put SST index/filter blocks in the block cache");
 DEFINE_uint64(checkpoints, 10, "measurement points during the churn");
-DEFINE_uint64(fpr_probes, 2000000, "never-inserted filter probes per checkpoint");
+DEFINE_uint64(fpr_probes, 4000000, "never-inserted filter probes per checkpoint");
 DEFINE_uint64(queries, 6000, "DB Gets per checkpoint (1/3 live, 1/3 deleted, 1/3 never)");
 DEFINE_uint64(neg_gets, 200000, "negative Gets in the final phase");
 DEFINE_uint64(bloom_rebuild_every, 0, "Bloom front filter rebuild period in writes (0 = num)");
@@ -127,6 +127,16 @@ std::string MakeKey(uint64_t i) {
 constexpr uint64_t kNeverBase = uint64_t{1} << 62;
 
 uint64_t KeyHash(const std::string& key) { return XXH3_64bits(key.data(), key.size()); }
+
+// Hashes of the --fpr_probes never-inserted keys used for every FPR figure.
+const std::vector<uint64_t>& NeverInsertedProbes() {
+  static const std::vector<uint64_t> probes = [] {
+    std::vector<uint64_t> p(FLAGS_fpr_probes);
+    for (uint64_t q = 0; q < p.size(); ++q) p[q] = KeyHash(MakeKey(kNeverBase + q));
+    return p;
+  }();
+  return probes;
+}
 
 uint64_t FastRange64(uint64_t x, uint64_t n) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
@@ -511,8 +521,7 @@ class ModeRunner {
   double FilterFpr(const BloomFilter* other = nullptr) const {
     if (kind_ == Kind::kPlain) return 1.0;
     uint64_t positives = 0;
-    for (uint64_t q = 0; q < FLAGS_fpr_probes; ++q) {
-      const uint64_t h = KeyHash(MakeKey(kNeverBase + q));
+    for (uint64_t h : NeverInsertedProbes()) {
       positives += other != nullptr ? other->MayContain(h) : Contains(h);
     }
     return double(positives) / double(FLAGS_fpr_probes);
@@ -620,7 +629,7 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes, double counters_per_k
     f.Remove(KeyHash(MakeKey(w / 2)));
   }
   uint64_t positives = 0;
-  for (uint64_t q = 0; q < FLAGS_fpr_probes; ++q) positives += f.MayContain(KeyHash(MakeKey(kNeverBase + q)));
+  for (uint64_t h : NeverInsertedProbes()) positives += f.MayContain(h);
   return double(positives) / double(FLAGS_fpr_probes);
 }
 
@@ -785,7 +794,7 @@ int main(int argc, char** argv) {
                                 "selected"});
     const double theory = -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
     bool found = false;
-    for (double c = std::floor(theory) - 2; c <= theory + 12 && !found; c += 0.5) {
+    for (double c = std::floor(theory) - 1; c <= theory + 12 && !found; c += 0.5) {
       const int k = std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
       fprintf(stderr, "[counting bloom] %.1f counters/key, k=%d\n", c, k);
       const double fpr = CountingBloomFpr(n, churn, c, k);

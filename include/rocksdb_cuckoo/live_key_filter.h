@@ -87,7 +87,8 @@ struct LiveKeyFilterStats {
   uint64_t relocations = 0;    // entries moved by inserts (current table)
   uint64_t rebuilds = 0;       // tables replaced (growth, reload, repair)
   uint64_t growths = 0;        // FilteredDB: rebuilds started by a full table
-  // ---- reader counters
+  // ---- reader counters (per-thread slots; may undercount slightly when
+  // more than 32 threads read concurrently)
   uint64_t lookups = 0;        // MayContain* keys answered from the table
                                // (FilteredDB: reads and the writer's checks)
   uint64_t absent = 0;         // ... of which answered "absent"

@@ -69,9 +69,9 @@ bool LiveKeyFilter::MayContainHash(uint64_t hash) const {
   uint64_t retries = 0;
   const bool result = table->Contains(hash, &retries);
   ReaderGate::Slot* slot = guard.slot();
-  slot->lookups.fetch_add(1, std::memory_order_relaxed);
-  if (!result) slot->absent.fetch_add(1, std::memory_order_relaxed);
-  if (retries != 0) slot->retries.fetch_add(retries, std::memory_order_relaxed);
+  ReaderGate::Bump(&slot->lookups, 1);
+  if (!result) ReaderGate::Bump(&slot->absent, 1);
+  if (retries != 0) ReaderGate::Bump(&slot->retries, retries);
   return result;
 }
 
@@ -88,9 +88,9 @@ void LiveKeyFilter::MayContainHashes(const uint64_t* hashes, size_t n,
   uint64_t absent = 0;
   for (size_t k = 0; k < n; ++k) absent += !out[k];
   ReaderGate::Slot* slot = guard.slot();
-  slot->lookups.fetch_add(n, std::memory_order_relaxed);
-  slot->absent.fetch_add(absent, std::memory_order_relaxed);
-  if (retries != 0) slot->retries.fetch_add(retries, std::memory_order_relaxed);
+  ReaderGate::Bump(&slot->lookups, n);
+  ReaderGate::Bump(&slot->absent, absent);
+  if (retries != 0) ReaderGate::Bump(&slot->retries, retries);
 }
 
 uint64_t LiveKeyFilter::size() const {

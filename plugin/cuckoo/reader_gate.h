@@ -27,11 +27,19 @@ class ReaderGate {
 
   struct alignas(64) Slot {
     std::atomic<uint64_t> active[2] = {};
-    // Statistics of the readers mapped to this slot (relaxed).
+    // Statistics of the readers mapped to this slot. Updated with Bump (a
+    // relaxed load and store, not a locked read-modify-write: readers pay
+    // no extra atomic RMW). Exact while each reading thread has its own
+    // slot (up to kSlots threads); otherwise concurrent bumps of a shared
+    // slot may occasionally be lost.
     std::atomic<uint64_t> lookups{0};
     std::atomic<uint64_t> absent{0};
     std::atomic<uint64_t> retries{0};
   };
+
+  static void Bump(std::atomic<uint64_t>* counter, uint64_t n) {
+    counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
 
   // RAII registration of one read-side critical section.
   class ReadGuard {
