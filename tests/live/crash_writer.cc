@@ -14,6 +14,11 @@
 
 #include "test_util.h"
 
+#if defined(__SANITIZE_THREAD__)
+// Exiting with a background thread running is the point of this program.
+extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
+#endif
+
 int main(int argc, char** argv) {
   using rocksdb_cuckoo::FilteredDB;
   using rocksdb_cuckoo::test::Key;
