@@ -58,9 +58,12 @@
 // (reads bypass it meanwhile). Column families with user-defined timestamps
 // cannot be filtered.
 //
-// Limitations: a compaction filter or TTL that removes keys leaves their
-// fingerprints behind (harmless extra positives, cleaned by the next
-// rebuild). A failed DB write leaves the filter entries it inserted (same).
+// Limitations: keys are identified by their bytes, so a comparator that
+// treats different byte strings as equal is not supported. A compaction
+// filter or TTL that removes keys leaves their fingerprints behind (harmless
+// extra positives, cleaned by the next rebuild). A failed DB write leaves the
+// filter entries it inserted (same). Transactions (TransactionDB) and
+// secondary/read-only instances are not covered.
 #ifndef ROCKSDB_CUCKOO_FILTERED_DB_H_
 #define ROCKSDB_CUCKOO_FILTERED_DB_H_
 
