@@ -1,0 +1,824 @@
+// churn_bench: the live-key filter under churn, against plain RocksDB and a
+// periodically rebuilt Bloom front filter, in one process.
+//
+// Workload (the same key sequence for every mode, one fresh DB per mode; all
+// modes advance in lockstep, chunk by chunk, so that machine noise and
+// background compactions affect them alike; write and Get times are summed
+// per mode over its chunks):
+//   fill   Put N keys (random order of 16-hex-digit keys, --value_size bytes
+//          of incompressible random data)
+//   churn  --churn_ops writes: alternately Put a new key and Delete the
+//          oldest live key (a sliding window of N live keys; every write is a
+//          unique insert or a delete of a live key)
+//   checkpoints  --checkpoints times during the churn (and once after the
+//          fill): filter-only false positive rate on never-inserted keys
+//          (--fpr_probes probes) and on deleted keys, bits per live key, and
+//          --queries DB Gets mixing live / deleted / never-inserted keys
+//          (latency per class; every answer is checked: "errors" must be 0)
+//   final  --neg_gets negative Gets (half deleted, half never-inserted keys),
+//          after waiting for compactions: throughput and p50/p99 latency;
+//          plus --neg_gets / 4 positive Gets for reference.
+// Modes (--modes):
+//   plain          RocksDB alone (with the SST Bloom filter of --sst_bloom_bits)
+//   bloom          RocksDB + an in-memory Bloom front filter of the live keys,
+//                  rebuilt from the DB (key scan) every --bloom_rebuild_every
+//                  writes (0 = never); new keys are added to it, deleted keys
+//                  cannot be removed. Also tracks the same Bloom never rebuilt
+//                  ("bloom_norebuild" rows: FPR only).
+//   cuckoo         FilteredDB (exact: maybe-check point reads on writes)
+//   cuckoo_unique  FilteredDB with assume_unique_writes (no maybe-check reads)
+// Counting Bloom baseline (4-bit counters, saturating, deletable): the same
+// fill + churn in memory, at the smallest counters-per-key whose measured FPR
+// on the same never-inserted probes is <= the cuckoo's final measured FPR.
+//
+// Output: human-readable tables on stdout, progress on stderr. With
+// --csv_prefix=P, each table is also written as CSV. Columns (stable):
+//
+// P_timeline.csv: mode,checkpoint,writes_done,live_keys,fpr_never_inserted,
+//   fpr_deleted,bits_per_live_key,filter_bytes,get_live_p50_ns,
+//   get_deleted_p50_ns,get_never_p50_ns,get_neg_p99_ns,errors
+//   (plain: fpr_* = 1, no filter; bits/bytes = 0. bloom_norebuild: Gets = 0.)
+// P_summary.csv: mode,fill_seconds,churn_writes,churn_seconds,writes_per_sec,
+//   write_ratio_vs_plain,maybe_checks,maybe_checks_per_write,neg_gets,
+//   neg_gets_per_sec,neg_get_p50_ns,neg_get_p99_ns,neg_speedup_vs_plain,
+//   pos_get_p50_ns,fpr_after_fill,fpr_after_churn,fpr_change_pct,fpr_max,
+//   bits_per_live_key,filter_bytes,rebuilds,rebuild_seconds,sst_bytes,errors
+//   (fpr_max: the highest never-inserted FPR seen at any checkpoint or, for
+//   bloom, just before any rebuild)
+// P_counting_bloom.csv: counters_per_key,bits_per_key,hashes,fpr_never_inserted,
+//   cuckoo_fpr,cuckoo_bits_per_key,ratio_bits_vs_cuckoo,selected
+//
+// Note: Debian's librocksdb is built with assertions on; absolute timings are
+// pessimistic, compare the ratios of one run.
+#include <gflags/gflags.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rocksdb/cache.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb_cuckoo/filtered_db.h"
+
+DEFINE_uint64(num, 200000, "live keys N (the churn window)");
+DEFINE_uint64(churn_ops, 0, "churn writes (0 = 10 * num); half Puts, half Deletes");
+DEFINE_uint64(seed, 42, "key and query seed");
+DEFINE_string(db, "/tmp/cuckoo_churn_bench", "directory for the per-mode DBs (wiped)");
+DEFINE_string(modes, "plain,bloom,cuckoo,cuckoo_unique", "modes to run, in order");
+DEFINE_uint64(value_size, 256, "value bytes");
+DEFINE_uint64(block_cache_mb, 8, "block cache (LRU) size in MiB");
+DEFINE_uint64(write_buffer_mb, 16, "memtable size in MiB (>= 4 with Debian's asserts)");
+DEFINE_int32(sst_bloom_bits, 10, "bits/key of RocksDB's own SST Bloom filter, all modes (0 = none)");
+DEFINE_bool(cache_index_and_filter_blocks, false, "put SST index/filter blocks in the block cache");
+DEFINE_uint64(checkpoints, 10, "measurement points during the churn");
+DEFINE_uint64(fpr_probes, 10000000, "never-inserted filter probes per checkpoint");
+DEFINE_uint64(queries, 6000, "DB Gets per checkpoint (1/3 live, 1/3 deleted, 1/3 never)");
+DEFINE_uint64(neg_gets, 200000, "negative Gets in the final phase");
+DEFINE_uint64(bloom_rebuild_every, 0, "Bloom front filter rebuild period in writes (0 = num)");
+DEFINE_double(bloom_bits_per_key, 0, "Bloom front filter bits/key (0 = the cuckoo's bits/key)");
+DEFINE_bool(wait_for_compaction, true, "let compactions settle before the final Gets");
+DEFINE_string(csv_prefix, "", "write each table as <prefix>_<table>.csv");
+
+namespace {
+
+using ROCKSDB_NAMESPACE::DB;
+using ROCKSDB_NAMESPACE::Options;
+using ROCKSDB_NAMESPACE::PinnableSlice;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WriteOptions;
+using rocksdb_cuckoo::FilteredDB;
+using rocksdb_cuckoo::FilteredDBOptions;
+using rocksdb_cuckoo::LiveKeyFilter;
+using rocksdb_cuckoo::LiveKeyFilterStats;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+uint64_t Mix64(uint64_t x) {  // bijective (SplitMix64 finalizer)
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Key of index i: 16 hex digits of a bijection of i, so inserts arrive in
+// random key order. Indexes >= 2^62 are never inserted.
+std::string MakeKey(uint64_t i) {
+  char buf[24];
+  snprintf(buf, sizeof(buf), "%016" PRIx64, Mix64(i ^ (FLAGS_seed * 0x9e3779b97f4a7c15ULL)));
+  return std::string(buf, 16);
+}
+constexpr uint64_t kNeverBase = uint64_t{1} << 62;
+
+uint64_t KeyHash(const std::string& key) { return XXH3_64bits(key.data(), key.size()); }
+
+// Hashes of the --fpr_probes never-inserted keys used for every FPR figure.
+const std::vector<uint64_t>& NeverInsertedProbes() {
+  static const std::vector<uint64_t> probes = [] {
+    std::vector<uint64_t> p(FLAGS_fpr_probes);
+    for (uint64_t q = 0; q < p.size(); ++q) p[q] = KeyHash(MakeKey(kNeverBase + q));
+    return p;
+  }();
+  return probes;
+}
+
+uint64_t FastRange64(uint64_t x, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
+}
+
+// ---------------------------------------------------------------- Bloom filters
+
+// Standard Bloom filter, k probes by double hashing of the 64-bit key hash.
+class BloomFilter {
+ public:
+  BloomFilter(uint64_t keys, double bits_per_key)
+      : bits_(std::max<uint64_t>(64, static_cast<uint64_t>(double(keys) * bits_per_key))),
+        k_(std::max(1, static_cast<int>(std::lround(bits_per_key * std::log(2.0))))),
+        words_((bits_ + 63) / 64, 0) {}
+  void Add(uint64_t h) {
+    uint64_t a = h, b = Mix64(h) | 1;
+    for (int i = 0; i < k_; ++i, a += b) {
+      const uint64_t bit = FastRange64(a, bits_);
+      words_[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+  }
+  bool MayContain(uint64_t h) const {
+    uint64_t a = h, b = Mix64(h) | 1;
+    for (int i = 0; i < k_; ++i, a += b) {
+      const uint64_t bit = FastRange64(a, bits_);
+      if ((words_[bit >> 6] & (uint64_t{1} << (bit & 63))) == 0) return false;
+    }
+    return true;
+  }
+  uint64_t bytes() const { return words_.size() * 8; }
+
+ private:
+  uint64_t bits_;
+  int k_;
+  std::vector<uint64_t> words_;
+};
+
+// Counting Bloom filter with 4-bit saturating counters (a counter at 15
+// stays 15: decrementing it could create false negatives).
+class CountingBloomFilter {
+ public:
+  CountingBloomFilter(uint64_t keys, double counters_per_key, int k)
+      : counters_(std::max<uint64_t>(64, static_cast<uint64_t>(double(keys) * counters_per_key))),
+        k_(k),
+        nibbles_((counters_ + 1) / 2, 0) {}
+  void Add(uint64_t h) {
+    Each(h, [&](uint64_t c) {
+      const int v = Get(c);
+      if (v < 15) Set(c, v + 1);
+    });
+  }
+  void Remove(uint64_t h) {
+    Each(h, [&](uint64_t c) {
+      const int v = Get(c);
+      if (v > 0 && v < 15) Set(c, v - 1);
+    });
+  }
+  bool MayContain(uint64_t h) const {
+    uint64_t a = h, b = Mix64(h) | 1;
+    for (int i = 0; i < k_; ++i, a += b) {
+      if (Get(FastRange64(a, counters_)) == 0) return false;
+    }
+    return true;
+  }
+  uint64_t bytes() const { return nibbles_.size(); }
+
+ private:
+  template <typename F>
+  void Each(uint64_t h, F f) {
+    uint64_t a = h, b = Mix64(h) | 1;
+    for (int i = 0; i < k_; ++i, a += b) f(FastRange64(a, counters_));
+  }
+  int Get(uint64_t c) const { return (nibbles_[c >> 1] >> ((c & 1) * 4)) & 15; }
+  void Set(uint64_t c, int v) {
+    uint8_t& byte = nibbles_[c >> 1];
+    const int shift = static_cast<int>((c & 1) * 4);
+    byte = static_cast<uint8_t>((byte & ~(15 << shift)) | (v << shift));
+  }
+  uint64_t counters_;
+  int k_;
+  std::vector<uint8_t> nibbles_;
+};
+
+// ---------------------------------------------------------------- stats helpers
+
+struct Percentiles {
+  double p50 = 0, p99 = 0, mean = 0;
+};
+
+Percentiles Summarize(std::vector<uint64_t>* ns) {
+  Percentiles p;
+  if (ns->empty()) return p;
+  std::sort(ns->begin(), ns->end());
+  p.p50 = double((*ns)[ns->size() / 2]);
+  p.p99 = double((*ns)[std::min(ns->size() - 1, ns->size() * 99 / 100)]);
+  double sum = 0;
+  for (uint64_t v : *ns) sum += double(v);
+  p.mean = sum / double(ns->size());
+  return p;
+}
+
+// A printed table that can also be written as CSV.
+class Table {
+ public:
+  Table(std::string name, std::vector<std::string> columns)
+      : name_(std::move(name)), columns_(std::move(columns)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void Print() const {
+    std::vector<size_t> width(columns_.size());
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      width[c] = columns_[c].size();
+      for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
+    }
+    printf("\n== %s\n", name_.c_str());
+    for (size_t c = 0; c < columns_.size(); ++c) printf("%*s ", int(width[c]), columns_[c].c_str());
+    printf("\n");
+    for (const auto& r : rows_) {
+      for (size_t c = 0; c < columns_.size(); ++c) printf("%*s ", int(width[c]), r[c].c_str());
+      printf("\n");
+    }
+    fflush(stdout);
+  }
+  void WriteCsv() const {
+    if (FLAGS_csv_prefix.empty()) return;
+    const std::string path = FLAGS_csv_prefix + "_" + name_ + ".csv";
+    FILE* f = fopen(path.c_str(), "w");
+    if (f == nullptr) {
+      fprintf(stderr, "cannot write %s\n", path.c_str());
+      return;
+    }
+    for (size_t c = 0; c < columns_.size(); ++c) fprintf(f, "%s%s", c ? "," : "", columns_[c].c_str());
+    fprintf(f, "\n");
+    for (const auto& r : rows_) {
+      for (size_t c = 0; c < r.size(); ++c) fprintf(f, "%s%s", c ? "," : "", r[c].c_str());
+      fprintf(f, "\n");
+    }
+    fclose(f);
+    fprintf(stderr, "wrote %s\n", path.c_str());
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string Fmt(double v, const char* format = "%.4g") {
+  char buf[64];
+  snprintf(buf, sizeof(buf), format, v);
+  return buf;
+}
+std::string U(uint64_t v) { return std::to_string(v); }
+
+// ---------------------------------------------------------------- one mode
+
+enum class Kind { kPlain, kBloom, kCuckoo };
+
+struct ModeResult {
+  std::string name;
+  double fill_seconds = 0, churn_seconds = 0;
+  uint64_t churn_writes = 0, maybe_checks = 0, neg_gets = 0, errors = 0;
+  double neg_per_sec = 0, neg_p50 = 0, neg_p99 = 0, pos_p50 = 0;
+  double fpr_fill = 1, fpr_churn = 1, fpr_max = 0, bits_per_key = 0;
+  uint64_t filter_bytes = 0, rebuilds = 0, sst_bytes = 0;
+  double rebuild_seconds = 0;
+};
+
+struct Checkpoint {
+  std::string mode;
+  uint64_t index, writes, live;
+  double fpr_never, fpr_deleted, bits_per_key;
+  uint64_t filter_bytes;
+  double live_p50, deleted_p50, never_p50, neg_p99;
+  uint64_t errors;
+};
+
+Options DbOptions() {
+  Options o;
+  o.create_if_missing = true;
+  o.write_buffer_size = FLAGS_write_buffer_mb << 20;
+  o.max_background_jobs = 2;
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions t;
+  t.block_cache = ROCKSDB_NAMESPACE::NewLRUCache(FLAGS_block_cache_mb << 20);
+  if (FLAGS_sst_bloom_bits > 0) {
+    t.filter_policy.reset(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(FLAGS_sst_bloom_bits));
+  }
+  t.cache_index_and_filter_blocks = FLAGS_cache_index_and_filter_blocks;
+  o.table_factory.reset(ROCKSDB_NAMESPACE::NewBlockBasedTableFactory(t));
+  return o;
+}
+
+void Check(const Status& s, const char* what) {
+  if (!s.ok()) {
+    fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
+    exit(1);
+  }
+}
+
+// Random (incompressible) value bytes; the value of key i is a slice of it.
+const std::string& RandomData() {
+  static const std::string data = [] {
+    std::mt19937_64 rng(12345);
+    std::string d(1 << 20, '\0');
+    for (auto& c : d) c = static_cast<char>(rng());
+    return d;
+  }();
+  return data;
+}
+
+ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i) {
+  const std::string& d = RandomData();
+  const uint64_t size = std::min<uint64_t>(FLAGS_value_size, d.size() / 2);
+  return ROCKSDB_NAMESPACE::Slice(d.data() + Mix64(i) % (d.size() - size), size);
+}
+
+uint64_t NanosSince(Clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+}
+
+// One mode: its DB and filters. The driver (main) runs all modes in lockstep,
+// chunk by chunk, so that machine noise and background work hit them alike.
+class ModeRunner {
+ public:
+  ModeRunner(const std::string& name, Kind kind, bool assume_unique, double bloom_bpk,
+             uint64_t n)
+      : name_(name), kind_(kind), n_(n), bloom_bpk_(bloom_bpk) {
+    result.name = name;
+    path_ = FLAGS_db + "/" + name;
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(FLAGS_db);
+    if (kind == Kind::kCuckoo) {
+      FilteredDBOptions fopts;
+      fopts.filter.initial_capacity = n;
+      fopts.assume_unique_writes = assume_unique;
+      Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
+      db_ = fdb_.get();
+    } else {
+      Check(DB::Open(DbOptions(), path_, &raw_), "open");
+      db_ = raw_;
+    }
+  }
+  ~ModeRunner() {
+    fdb_.reset();
+    delete raw_;
+    std::filesystem::remove_all(path_);
+  }
+
+  const std::string& name() const { return name_; }
+  ModeResult result;
+
+  // Puts the next `count` keys of the fill.
+  void FillChunk(uint64_t count) {
+    auto start = Clock::now();
+    for (uint64_t i = 0; i < count; ++i) Put(next_++);
+    result.fill_seconds += Seconds(start, Clock::now());
+  }
+
+  void AfterFill(std::vector<Checkpoint>* timeline) {
+    if (kind_ == Kind::kBloom) {
+      RebuildBloom();
+      norebuild_ = std::make_unique<BloomFilter>(n_, bloom_bpk_);
+      for (uint64_t i = 0; i < n_; ++i) norebuild_->Add(KeyHash(MakeKey(i)));
+    }
+    AddCheckpoint(0, timeline);
+    result.fpr_fill = result.fpr_churn;
+  }
+
+  // `writes` churn writes (even): Put a new key, Delete the oldest.
+  void ChurnChunk(uint64_t writes) {
+    const uint64_t rebuild_every = FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n_;
+    auto start = Clock::now();
+    double rebuild_time = 0;
+    for (uint64_t w = 0; w < writes; w += 2) {
+      Put(next_++);
+      Check(db_->Delete(WriteOptions(), MakeKey(oldest_++)), "delete");
+      since_rebuild_ += 2;
+      if (kind_ == Kind::kBloom && since_rebuild_ >= rebuild_every) {
+        // The Bloom's worst moment: just before it is rebuilt.
+        auto rb = Clock::now();
+        result.fpr_max = std::max(result.fpr_max, FilterFpr());
+        RebuildBloom();
+        rebuild_time += Seconds(rb, Clock::now());
+        since_rebuild_ = 0;
+      }
+    }
+    // Rebuilds are reported separately from the write throughput.
+    result.churn_seconds += Seconds(start, Clock::now()) - rebuild_time;
+    result.churn_writes += writes;
+  }
+
+  void AddCheckpoint(uint64_t cp, std::vector<Checkpoint>* timeline) {
+    timeline->push_back(Measure(cp));
+    result.fpr_churn = timeline->back().fpr_never;
+    result.fpr_max = std::max(result.fpr_max, result.fpr_churn);
+    result.errors += timeline->back().errors;
+    if (kind_ == Kind::kBloom) timeline->push_back(MeasureNoRebuild(cp));
+  }
+
+  void WaitForCompactions() {
+    for (int i = 0; i < 1200; ++i) {
+      uint64_t pending = 0, running = 0, flushes = 0;
+      db_->GetIntProperty("rocksdb.compaction-pending", &pending);
+      db_->GetIntProperty("rocksdb.num-running-compactions", &running);
+      db_->GetIntProperty("rocksdb.num-running-flushes", &flushes);
+      if (pending == 0 && running == 0 && flushes == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Gets of keys that must all be absent (negative) or all live.
+  void Gets(const std::vector<std::string>& keys, bool negative, std::vector<uint64_t>* ns,
+            double* seconds) {
+    PinnableSlice value;
+    auto start = Clock::now();
+    for (const auto& key : keys) {
+      value.Reset();
+      auto t = Clock::now();
+      const Status s = Get(key, &value);
+      ns->push_back(NanosSince(t));
+      result.errors += negative ? !s.IsNotFound() : !s.ok();
+    }
+    *seconds += Seconds(start, Clock::now());
+  }
+
+  uint64_t oldest() const { return oldest_; }
+  uint64_t next() const { return next_; }
+
+  void Finish() {
+    if (fdb_ != nullptr) {
+      LiveKeyFilterStats s;
+      Check(fdb_->GetFilterStats(nullptr, &s), "stats");
+      result.maybe_checks = s.maybe_checks;
+      result.bits_per_key = s.bits_per_key;
+      result.filter_bytes = s.table_bytes;
+      result.rebuilds = s.rebuilds;
+    } else if (bloom_ != nullptr) {
+      result.bits_per_key = double(bloom_->bytes()) * 8 / double(next_ - oldest_);
+      result.filter_bytes = bloom_->bytes();
+    }
+    uint64_t sst = 0;
+    db_->GetIntProperty("rocksdb.total-sst-files-size", &sst);
+    result.sst_bytes = sst;
+  }
+
+ private:
+  void Put(uint64_t i) {
+    const std::string key = MakeKey(i);
+    Check(db_->Put(WriteOptions(), key, ValueOf(i)), "put");
+    if (bloom_ != nullptr) bloom_->Add(KeyHash(key));
+    if (norebuild_ != nullptr) norebuild_->Add(KeyHash(key));
+  }
+
+  void RebuildBloom() {
+    auto start = Clock::now();
+    auto fresh = std::make_unique<BloomFilter>(next_ - oldest_, bloom_bpk_);
+    ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it(db_->NewIterator(ro));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      fresh->Add(XXH3_64bits(it->key().data(), it->key().size()));
+    }
+    Check(it->status(), "rebuild scan");
+    bloom_ = std::move(fresh);
+    ++result.rebuilds;
+    result.rebuild_seconds += Seconds(start, Clock::now());
+  }
+
+  bool Contains(uint64_t h) const {
+    if (kind_ == Kind::kBloom) return bloom_->MayContain(h);
+    if (kind_ == Kind::kCuckoo) return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
+    return true;
+  }
+
+  Status Get(const std::string& key, PinnableSlice* value) {
+    if (kind_ == Kind::kBloom && !bloom_->MayContain(KeyHash(key))) return Status::NotFound();
+    return db_->Get(ReadOptions(), db_->DefaultColumnFamily(), key, value);
+  }
+
+  // FPR on the same --fpr_probes never-inserted keys, in every mode and at
+  // every checkpoint.
+  double FilterFpr(const BloomFilter* other = nullptr) const {
+    if (kind_ == Kind::kPlain) return 1.0;
+    const std::vector<uint64_t>& probes = NeverInsertedProbes();
+    uint64_t positives = 0;
+    if (kind_ == Kind::kCuckoo && other == nullptr) {
+      // Batched lookups (prefetching), as MultiGet does.
+      const LiveKeyFilter* f = fdb_->GetLiveKeyFilter(nullptr);
+      constexpr size_t kBatch = 1024;
+      std::unique_ptr<bool[]> out(new bool[kBatch]);
+      for (size_t i = 0; i < probes.size(); i += kBatch) {
+        const size_t n = std::min(kBatch, probes.size() - i);
+        f->MayContainHashes(probes.data() + i, n, out.get());
+        for (size_t k = 0; k < n; ++k) positives += out[k];
+      }
+    } else {
+      for (uint64_t h : probes) positives += other != nullptr ? other->MayContain(h) : Contains(h);
+    }
+    return double(positives) / double(probes.size());
+  }
+
+  double DeletedFpr(uint64_t cp, const BloomFilter* other = nullptr) const {
+    if (kind_ == Kind::kPlain) return 1.0;
+    if (oldest_ == 0) return 0.0;
+    std::mt19937_64 rng(FLAGS_seed + cp);
+    const uint64_t probes = std::min<uint64_t>(oldest_, 200000);
+    uint64_t positives = 0;
+    for (uint64_t q = 0; q < probes; ++q) {
+      const uint64_t h = KeyHash(MakeKey(rng() % oldest_));
+      positives += other != nullptr ? other->MayContain(h) : Contains(h);
+    }
+    return double(positives) / double(probes);
+  }
+
+  Checkpoint Measure(uint64_t cp) {
+    Checkpoint c{};
+    c.mode = name_;
+    c.index = cp;
+    c.writes = next_ - n_ + oldest_;
+    c.live = next_ - oldest_;
+    c.fpr_never = FilterFpr();
+    c.fpr_deleted = DeletedFpr(cp);
+    if (fdb_ != nullptr) {
+      LiveKeyFilterStats s;
+      fdb_->GetFilterStats(nullptr, &s);
+      c.bits_per_key = s.bits_per_key;
+      c.filter_bytes = s.table_bytes;
+    } else if (bloom_ != nullptr) {
+      c.filter_bytes = bloom_->bytes();
+      c.bits_per_key = double(c.filter_bytes) * 8 / double(c.live);
+    }
+    std::vector<uint64_t> live_ns, deleted_ns, never_ns, neg_ns;
+    std::mt19937_64 rng(FLAGS_seed * 3 + cp);
+    PinnableSlice value;
+    for (uint64_t q = 0; q < FLAGS_queries; ++q) {
+      const int kind = static_cast<int>(q % 3);
+      uint64_t index;
+      if (kind == 0) {
+        index = oldest_ + rng() % (next_ - oldest_);
+      } else if (kind == 1) {
+        if (oldest_ == 0) continue;
+        index = rng() % oldest_;
+      } else {
+        index = kNeverBase + (uint64_t{1} << 40) + rng() % (uint64_t{1} << 40);
+      }
+      const std::string key = MakeKey(index);
+      value.Reset();
+      auto start = Clock::now();
+      const Status s = Get(key, &value);
+      const uint64_t ns = NanosSince(start);
+      if (kind == 0) {
+        live_ns.push_back(ns);
+        c.errors += !s.ok();
+      } else {
+        (kind == 1 ? deleted_ns : never_ns).push_back(ns);
+        neg_ns.push_back(ns);
+        c.errors += !s.IsNotFound();
+      }
+    }
+    c.live_p50 = Summarize(&live_ns).p50;
+    c.deleted_p50 = Summarize(&deleted_ns).p50;
+    c.never_p50 = Summarize(&never_ns).p50;
+    c.neg_p99 = Summarize(&neg_ns).p99;
+    return c;
+  }
+
+  Checkpoint MeasureNoRebuild(uint64_t cp) {
+    Checkpoint c{};
+    c.mode = "bloom_norebuild";
+    c.index = cp;
+    c.writes = next_ - n_ + oldest_;
+    c.live = next_ - oldest_;
+    c.fpr_never = FilterFpr(norebuild_.get());
+    c.fpr_deleted = DeletedFpr(cp, norebuild_.get());
+    c.filter_bytes = norebuild_->bytes();
+    c.bits_per_key = double(c.filter_bytes) * 8 / double(c.live);
+    return c;
+  }
+
+  std::string name_;
+  Kind kind_;
+  uint64_t n_;
+  double bloom_bpk_;
+  std::string path_;
+  DB* raw_ = nullptr;
+  std::unique_ptr<FilteredDB> fdb_;
+  DB* db_ = nullptr;
+  std::unique_ptr<BloomFilter> bloom_, norebuild_;
+  uint64_t next_ = 0, oldest_ = 0, since_rebuild_ = 0;
+};
+
+// ---------------------------------------------------------------- counting Bloom
+
+// The counting Bloom filter through the same fill + churn; returns the FPR
+// on the same never-inserted probes as the modes.
+double CountingBloomFpr(uint64_t n, uint64_t churn_writes, double counters_per_key, int k) {
+  CountingBloomFilter f(n, counters_per_key, k);
+  for (uint64_t i = 0; i < n; ++i) f.Add(KeyHash(MakeKey(i)));
+  for (uint64_t w = 0; w < churn_writes; w += 2) {
+    f.Add(KeyHash(MakeKey(n + w / 2)));
+    f.Remove(KeyHash(MakeKey(w / 2)));
+  }
+  uint64_t positives = 0;
+  for (uint64_t h : NeverInsertedProbes()) positives += f.MayContain(h);
+  return double(positives) / double(FLAGS_fpr_probes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage("churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key filter");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  const uint64_t n = FLAGS_num;
+  const uint64_t churn = (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * n) & ~uint64_t{1};
+  if (n < 100 || FLAGS_checkpoints == 0 || churn < 2 * FLAGS_checkpoints) {
+    fprintf(stderr, "--num must be >= 100, --checkpoints >= 1, --churn_ops >= 2 * checkpoints\n");
+    return 1;
+  }
+  // The cuckoo filter's bits per key for N keys (for a same-memory Bloom).
+  double cuckoo_bpk;
+  {
+    rocksdb_cuckoo::LiveKeyFilterOptions o;
+    LiveKeyFilter probe(o, n);
+    cuckoo_bpk = double(probe.GetStats().table_bytes) * 8 / double(n);
+  }
+  const double bloom_bpk = FLAGS_bloom_bits_per_key > 0 ? FLAGS_bloom_bits_per_key : cuckoo_bpk;
+  printf("churn_bench: N=%" PRIu64 " live keys, %" PRIu64 " churn writes, value %" PRIu64
+         " B, block cache %" PRIu64 " MiB, memtable %" PRIu64 " MiB, SST bloom %d bits/key, "
+         "cache_index_and_filter_blocks=%d, Bloom front filter %.2f bits/key rebuilt every %" PRIu64
+         " writes, seed %" PRIu64 "\n",
+         n, churn, FLAGS_value_size, FLAGS_block_cache_mb, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits,
+         int(FLAGS_cache_index_and_filter_blocks), bloom_bpk,
+         FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n, FLAGS_seed);
+
+  std::vector<std::string> modes;
+  {
+    std::stringstream ss(FLAGS_modes);
+    std::string m;
+    while (std::getline(ss, m, ',')) modes.push_back(m);
+  }
+  std::vector<Checkpoint> timeline;
+  std::vector<std::unique_ptr<ModeRunner>> runners;
+  for (const std::string& m : modes) {
+    Kind kind;
+    bool unique = false;
+    if (m == "plain") kind = Kind::kPlain;
+    else if (m == "bloom") kind = Kind::kBloom;
+    else if (m == "cuckoo") kind = Kind::kCuckoo;
+    else if (m == "cuckoo_unique") { kind = Kind::kCuckoo; unique = true; }
+    else {
+      fprintf(stderr, "unknown mode %s\n", m.c_str());
+      return 1;
+    }
+    runners.push_back(std::make_unique<ModeRunner>(m, kind, unique, bloom_bpk, n));
+  }
+  // All modes advance in lockstep, chunk by chunk.
+  const uint64_t chunk = std::max<uint64_t>(1000, n / 20) & ~uint64_t{1};
+  for (uint64_t done = 0; done < n; done += chunk) {
+    for (auto& r : runners) r->FillChunk(std::min(chunk, n - done));
+    fprintf(stderr, "fill %" PRIu64 "/%" PRIu64 "\n", std::min(done + chunk, n), n);
+  }
+  for (auto& r : runners) r->AfterFill(&timeline);
+  const uint64_t per_checkpoint = std::max<uint64_t>(2, churn / FLAGS_checkpoints) & ~uint64_t{1};
+  uint64_t writes = 0;
+  for (uint64_t cp = 1; cp <= FLAGS_checkpoints; ++cp) {
+    const uint64_t target = cp == FLAGS_checkpoints ? churn : cp * per_checkpoint;
+    while (writes < target) {
+      const uint64_t step = std::min(chunk, target - writes);
+      for (auto& r : runners) r->ChurnChunk(step);
+      writes += step;
+    }
+    for (auto& r : runners) r->AddCheckpoint(cp, &timeline);
+    fprintf(stderr, "churn %" PRIu64 "/%" PRIu64 " writes\n", writes, churn);
+  }
+  if (FLAGS_wait_for_compaction) {
+    fprintf(stderr, "waiting for compactions\n");
+    for (auto& r : runners) r->WaitForCompactions();
+  }
+  // Final Gets: the same keys for every mode, in lockstep chunks.
+  fprintf(stderr, "%" PRIu64 " negative Gets per mode\n", FLAGS_neg_gets);
+  const uint64_t oldest = runners.front()->oldest(), next = runners.front()->next();
+  std::mt19937_64 rng(FLAGS_seed * 7 + 1);
+  std::vector<std::string> neg_keys, pos_keys;
+  for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
+    neg_keys.push_back(q % 2 == 0 ? MakeKey(rng() % oldest)
+                                  : MakeKey(kNeverBase + (uint64_t{2} << 40) +
+                                            rng() % (uint64_t{1} << 40)));
+  }
+  for (uint64_t q = 0; q < FLAGS_neg_gets / 4; ++q) {
+    pos_keys.push_back(MakeKey(oldest + rng() % (next - oldest)));
+  }
+  std::vector<std::vector<uint64_t>> neg_ns(runners.size()), pos_ns(runners.size());
+  std::vector<double> neg_secs(runners.size()), pos_secs(runners.size());
+  const size_t get_chunk = 10000;
+  for (size_t start = 0; start < neg_keys.size(); start += get_chunk) {
+    const std::vector<std::string> part(
+        neg_keys.begin() + start, neg_keys.begin() + std::min(neg_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, true, &neg_ns[m], &neg_secs[m]);
+  }
+  for (size_t start = 0; start < pos_keys.size(); start += get_chunk) {
+    const std::vector<std::string> part(
+        pos_keys.begin() + start, pos_keys.begin() + std::min(pos_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, false, &pos_ns[m], &pos_secs[m]);
+  }
+  std::vector<ModeResult> results;
+  for (size_t m = 0; m < runners.size(); ++m) {
+    ModeRunner& r = *runners[m];
+    r.Finish();
+    r.result.neg_gets = neg_keys.size();
+    r.result.neg_per_sec = double(neg_keys.size()) / neg_secs[m];
+    const Percentiles p = Summarize(&neg_ns[m]);
+    r.result.neg_p50 = p.p50;
+    r.result.neg_p99 = p.p99;
+    r.result.pos_p50 = Summarize(&pos_ns[m]).p50;
+    results.push_back(r.result);
+  }
+  runners.clear();
+
+  Table tl("timeline", {"mode", "checkpoint", "writes_done", "live_keys", "fpr_never_inserted",
+                        "fpr_deleted", "bits_per_live_key", "filter_bytes", "get_live_p50_ns",
+                        "get_deleted_p50_ns", "get_never_p50_ns", "get_neg_p99_ns", "errors"});
+  for (const auto& c : timeline) {
+    tl.Add({c.mode, U(c.index), U(c.writes), U(c.live), Fmt(c.fpr_never, "%.3e"),
+            Fmt(c.fpr_deleted, "%.3e"), Fmt(c.bits_per_key, "%.2f"), U(c.filter_bytes),
+            Fmt(c.live_p50, "%.0f"), Fmt(c.deleted_p50, "%.0f"), Fmt(c.never_p50, "%.0f"),
+            Fmt(c.neg_p99, "%.0f"), U(c.errors)});
+  }
+  tl.Print();
+  tl.WriteCsv();
+
+  const ModeResult* plain = nullptr;
+  for (const auto& r : results) {
+    if (r.name == "plain") plain = &r;
+  }
+  Table sum("summary",
+            {"mode", "fill_seconds", "churn_writes", "churn_seconds", "writes_per_sec",
+             "write_ratio_vs_plain", "maybe_checks", "maybe_checks_per_write", "neg_gets",
+             "neg_gets_per_sec", "neg_get_p50_ns", "neg_get_p99_ns", "neg_speedup_vs_plain",
+             "pos_get_p50_ns", "fpr_after_fill", "fpr_after_churn", "fpr_change_pct", "fpr_max",
+             "bits_per_live_key", "filter_bytes", "rebuilds", "rebuild_seconds", "sst_bytes",
+             "errors"});
+  const ModeResult* cuckoo = nullptr;
+  for (const auto& r : results) {
+    if (r.name.rfind("cuckoo", 0) == 0 && cuckoo == nullptr) cuckoo = &r;
+    const double wps = double(r.churn_writes) / r.churn_seconds;
+    const double plain_wps = plain ? double(plain->churn_writes) / plain->churn_seconds : 0;
+    sum.Add({r.name, Fmt(r.fill_seconds, "%.2f"), U(r.churn_writes), Fmt(r.churn_seconds, "%.2f"),
+             Fmt(wps, "%.0f"), plain ? Fmt(wps / plain_wps, "%.3f") : "",
+             U(r.maybe_checks), Fmt(double(r.maybe_checks) / double(r.churn_writes + n), "%.3f"),
+             U(r.neg_gets), Fmt(r.neg_per_sec, "%.0f"), Fmt(r.neg_p50, "%.0f"),
+             Fmt(r.neg_p99, "%.0f"), plain ? Fmt(r.neg_per_sec / plain->neg_per_sec, "%.2f") : "",
+             Fmt(r.pos_p50, "%.0f"), Fmt(r.fpr_fill, "%.3e"), Fmt(r.fpr_churn, "%.3e"),
+             Fmt(100.0 * (r.fpr_churn - r.fpr_fill) / r.fpr_fill, "%.1f"), Fmt(r.fpr_max, "%.3e"),
+             Fmt(r.bits_per_key, "%.2f"), U(r.filter_bytes), U(r.rebuilds),
+             Fmt(r.rebuild_seconds, "%.2f"), U(r.sst_bytes), U(r.errors)});
+  }
+  sum.Print();
+  sum.WriteCsv();
+
+  if (cuckoo != nullptr) {
+    // Counting Bloom at the cuckoo's final FPR: smallest counters/key (step
+    // 0.5, optimal k) whose measured FPR after the same churn is <= it.
+    const double target = cuckoo->fpr_churn;
+    Table cb("counting_bloom", {"counters_per_key", "bits_per_key", "hashes", "fpr_never_inserted",
+                                "cuckoo_fpr", "cuckoo_bits_per_key", "ratio_bits_vs_cuckoo",
+                                "selected"});
+    const double theory = -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
+    bool found = false;
+    for (double c = std::floor(theory) - 1; c <= theory + 12 && !found; c += 0.5) {
+      const int k = std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
+      fprintf(stderr, "[counting bloom] %.1f counters/key, k=%d\n", c, k);
+      const double fpr = CountingBloomFpr(n, churn, c, k);
+      found = fpr <= target;
+      cb.Add({Fmt(c, "%.1f"), Fmt(4 * c, "%.1f"), std::to_string(k), Fmt(fpr, "%.3e"),
+              Fmt(target, "%.3e"), Fmt(cuckoo->bits_per_key, "%.2f"),
+              Fmt(4 * c / cuckoo->bits_per_key, "%.2f"), found ? "1" : "0"});
+    }
+    cb.Print();
+    cb.WriteCsv();
+    printf("\ncounting Bloom (4-bit counters) at the cuckoo's FPR %.3e: theory %.1f bits/key "
+           "(4 x %.2f counters), cuckoo %.2f bits/key: ratio %.2f (theory)\n",
+           target, 4 * theory, theory, cuckoo->bits_per_key, 4 * theory / cuckoo->bits_per_key);
+  }
+  return 0;
+}

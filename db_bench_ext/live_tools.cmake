@@ -1,0 +1,5 @@
+# churn_bench: plain RocksDB vs Bloom front filter vs cuckoo live-key filter
+# under a sliding-window churn workload (see the header of churn_bench.cc).
+cuckoo_add_tool(churn_bench
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/churn_bench.cc
+  LIBS rocksdb_cuckoo_live cuckoo_xxhash)

@@ -1,0 +1,159 @@
+// FilteredDB: a RocksDB StackableDB that keeps a LiveKeyFilter (an in-memory
+// cuckoo filter of the live user keys) per opted-in column family and
+// answers Get / MultiGet / KeyMayExist for absent keys without descending
+// into the memtables and SST files.
+//
+//   rocksdb_cuckoo::FilteredDBOptions fopts;       // default column family
+//   fopts.snapshot_dir = path;                     // optional persistence
+//   std::unique_ptr<rocksdb_cuckoo::FilteredDB> db;
+//   rocksdb::Status s = rocksdb_cuckoo::FilteredDB::Open(options, path, fopts, &db);
+//   db->Put(rocksdb::WriteOptions(), "k", "v");
+//   db->Get(rocksdb::ReadOptions(), "missing", &value);   // NotFound, no I/O
+//
+// Guarantee: a read through FilteredDB never misses a live key (the filter is
+// a superset of the live keys at every instant), with any number of
+// concurrent readers and writers, provided every write to a filtered column
+// family goes through this object (not GetBaseDB()/GetRootDB(), not a second
+// DB instance, not a compaction filter that adds keys).
+//
+// Writes. Every write touching a filtered column family (Put, PutEntity,
+// Delete, SingleDelete, Merge, DeleteRange, Write(batch)) takes one write
+// mutex, which covers the filter update and the DB write: keys that become
+// live are inserted into the filter BEFORE the DB write, keys that stop being
+// live are erased AFTER it. Writes to other column families only are not
+// serialized. Consequence: concurrent writers do not group-commit.
+//
+// Exact deletion. A fingerprint is erased only for a key that really was
+// live, and a key that is already live is not inserted twice. When the filter
+// says "maybe present" for the key of a Put/Merge/Delete, one point read of
+// the DB decides (counted in stats.maybe_checks); a key the filter reports
+// absent needs no read. With FilteredDBOptions::assume_unique_writes the
+// application promises that Put/PutEntity only create keys that are not live
+// and Delete/SingleDelete only remove live keys, and the reads are skipped
+// (Merge is still checked). Breaking that promise can cause false negatives.
+//
+// DeleteRange (alone or in a batch) is exact: before the write the live keys
+// of the range are listed with a DB iterator (O(keys in range) time, 8 bytes
+// of memory per key), and erased after it. The write mutex is held meanwhile.
+//
+// Growth. When a table reaches options.filter.max_load a larger table
+// (growth_factor x keys) is filled from a DB iterator in a background thread
+// while writes continue (they are also logged and replayed), then swapped in
+// atomically; readers use the old table until the swap. Writes are never
+// refused: if the table fills before the new one is ready, the writer waits
+// for it (or rebuilds synchronously). The filter never shrinks.
+//
+// Open and recovery. Each filter is rebuilt from the DB at open with a
+// key-only scan (progress in the info log and the progress callback), unless
+// snapshot_dir holds a snapshot whose DB identity, column family and sequence
+// number equal the DB's at open and whose checksum and structure validate.
+// Snapshots are written at Close() (persist_on_close) and by
+// PersistFilterSnapshots(). A stale snapshot (the DB moved on, e.g. after a
+// crash) or a corrupted one is ignored and the filter rebuilt.
+//
+// Reads that bypass the filter (answered by the DB as usual): reads with a
+// ReadOptions::snapshot, a timestamp, or read_tier kPersistedTier; iterators.
+// Column families created after Open, or dropped, are not filtered.
+// IngestExternalFile(s) into a filtered column family rebuilds its filter
+// (reads bypass it meanwhile). Column families with user-defined timestamps
+// cannot be filtered.
+//
+// Limitations: keys are identified by their bytes, so a comparator that
+// treats different byte strings as equal is not supported. A compaction
+// filter or TTL that removes keys leaves their fingerprints behind (harmless
+// extra positives, cleaned by the next rebuild). A failed DB write leaves the
+// filter entries it inserted (same). Transactions (TransactionDB) and
+// secondary/read-only instances are not covered.
+#ifndef ROCKSDB_CUCKOO_FILTERED_DB_H_
+#define ROCKSDB_CUCKOO_FILTERED_DB_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocksdb/db.h"
+#include "rocksdb/utilities/stackable_db.h"
+#include "rocksdb_cuckoo/live_key_filter.h"
+
+namespace rocksdb_cuckoo {
+
+struct FilteredDBOptions {
+  // Options of every filter (sizing, load limits, growth, seed).
+  LiveKeyFilterOptions filter;
+  // Names of the column families that get a filter; empty means every
+  // column family passed to Open.
+  std::vector<std::string> filtered_column_families = {
+      ROCKSDB_NAMESPACE::kDefaultColumnFamilyName};
+  // Skip the point reads of Put/PutEntity/Delete/SingleDelete (see the file
+  // comment). Default false: exact in all cases.
+  bool assume_unique_writes = false;
+  // Directory for filter snapshots ("" = no persistence). Files are named
+  // CUCKOO_LIVE_FILTER-<column family id>.
+  std::string snapshot_dir;
+  // Write snapshots in Close() / the destructor (needs snapshot_dir).
+  bool persist_on_close = true;
+  // Grow in a background thread (true) or synchronously in the writer that
+  // crosses max_load (false; the write then waits for a full scan).
+  bool background_growth = true;
+  // Report rebuild progress every this many keys scanned (info log and
+  // progress_callback). 0 disables periodic reports.
+  uint64_t progress_interval_keys = uint64_t{1} << 20;
+  // Called from the scanning thread: periodically during a rebuild scan
+  // (done == false) and once when it ends (done == true).
+  std::function<void(const std::string& column_family, uint64_t keys_scanned,
+                     bool done)>
+      progress_callback;
+};
+
+class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
+ public:
+  // Opens the default column family only.
+  static ROCKSDB_NAMESPACE::Status Open(const ROCKSDB_NAMESPACE::Options& options,
+                                        const std::string& name,
+                                        const FilteredDBOptions& filtered_options,
+                                        std::unique_ptr<FilteredDB>* db);
+  // Opens the given column families (as DB::Open); the handles are owned by
+  // the caller and must be destroyed (DestroyColumnFamilyHandle) before the
+  // FilteredDB, as with a plain DB. Builds or loads the filters before
+  // returning.
+  static ROCKSDB_NAMESPACE::Status Open(
+      const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
+      const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>& column_families,
+      std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles,
+      const FilteredDBOptions& filtered_options, std::unique_ptr<FilteredDB>* db);
+
+  // Persists snapshots (if configured), stops background work and closes
+  // the DB. Called by the destructor if not called before.
+  ROCKSDB_NAMESPACE::Status Close() override = 0;
+
+  // True if the column family (nullptr = default) has an active filter.
+  virtual bool HasFilter(ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
+  // Filter and DB-side counters of a filtered column family; NotFound if
+  // the column family has no filter. Thread-safe, lock-free.
+  virtual ROCKSDB_NAMESPACE::Status GetFilterStats(
+      ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family,
+      LiveKeyFilterStats* stats) const = 0;
+  // The filter of a column family (nullptr if none), for direct lock-free
+  // MayContain queries. Owned by this object.
+  virtual const LiveKeyFilter* GetLiveKeyFilter(
+      ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
+  // Writes a snapshot of every filter to snapshot_dir now (temporary file,
+  // fsync, rename). Blocks writers for the duration.
+  virtual ROCKSDB_NAMESPACE::Status PersistFilterSnapshots() = 0;
+  // Rebuilds a filter from the DB now (synchronously; writers wait, readers
+  // bypass the filter meanwhile). Drops stale entries.
+  virtual ROCKSDB_NAMESPACE::Status RebuildFilter(
+      ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) = 0;
+  // Waits until no background rebuild is in flight (each finished one is
+  // installed or abandoned).
+  virtual void WaitForFilterRebuilds() = 0;
+
+ protected:
+  explicit FilteredDB(ROCKSDB_NAMESPACE::DB* db) : StackableDB(db) {}
+};
+
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_FILTERED_DB_H_

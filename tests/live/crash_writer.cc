@@ -1,0 +1,57 @@
+// Test helper process: opens a FilteredDB, writes, and exits WITHOUT closing
+// the DB (no flush, no snapshot: the on-disk state a crash leaves behind).
+//
+//   live_crash_writer <db> <snapshot_dir|-> <put_begin> <put_end> <del_begin> <del_end>
+//
+// Puts Key(i) = "value<i>" for i in [put_begin, put_end), then deletes
+// Key(i) for i in [del_begin, del_end). Prints "snapshot=<status>" first.
+// Exit status 0 on success, 1 on any error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "test_util.h"
+
+#if defined(__SANITIZE_THREAD__)
+// Exiting with a background thread running is the point of this program.
+extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
+#endif
+
+int main(int argc, char** argv) {
+  using rocksdb_cuckoo::FilteredDB;
+  using rocksdb_cuckoo::test::Key;
+  if (argc != 7) {
+    fprintf(stderr, "usage: %s db snapshot_dir put_begin put_end del_begin del_end\n",
+            argv[0]);
+    return 1;
+  }
+  rocksdb_cuckoo::FilteredDBOptions fopts = rocksdb_cuckoo::test::SmallFilterOptions();
+  if (std::string(argv[2]) != "-") fopts.snapshot_dir = argv[2];
+  std::unique_ptr<FilteredDB> db;
+  ROCKSDB_NAMESPACE::Options options = rocksdb_cuckoo::test::TestOptions();
+  ROCKSDB_NAMESPACE::Status s = FilteredDB::Open(options, argv[1], fopts, &db);
+  if (!s.ok()) {
+    fprintf(stderr, "open: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  rocksdb_cuckoo::LiveKeyFilterStats stats;
+  db->GetFilterStats(nullptr, &stats);
+  printf("snapshot=%s\n", stats.snapshot_status.c_str());
+  fflush(stdout);
+  const int put_begin = atoi(argv[3]), put_end = atoi(argv[4]);
+  const int del_begin = atoi(argv[5]), del_end = atoi(argv[6]);
+  ROCKSDB_NAMESPACE::WriteOptions wo;
+  for (int i = put_begin; i < put_end; ++i) {
+    s = db->Put(wo, Key(i), "value" + std::to_string(i));
+    if (!s.ok()) return 1;
+  }
+  for (int i = del_begin; i < del_end; ++i) {
+    s = db->Delete(wo, Key(i));
+    if (!s.ok()) return 1;
+  }
+  // No Close, no destructors: the WAL (written to the OS on every write) is
+  // all that survives.
+  _exit(0);
+}

@@ -1,0 +1,830 @@
+// FilteredDB against real RocksDB databases in temporary directories.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rocksdb/sst_file_writer.h"
+#include "rocksdb/utilities/checkpoint.h"
+#include "test_util.h"
+
+#ifndef CUCKOO_CRASH_WRITER
+#error "CUCKOO_CRASH_WRITER must name the live_crash_writer binary"
+#endif
+
+namespace rocksdb_cuckoo {
+namespace {
+
+using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::ColumnFamilyOptions;
+using ROCKSDB_NAMESPACE::DBOptions;
+using ROCKSDB_NAMESPACE::FlushOptions;
+using ROCKSDB_NAMESPACE::Options;
+using ROCKSDB_NAMESPACE::PinnableSlice;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Slice;
+using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WriteBatch;
+using ROCKSDB_NAMESPACE::WriteOptions;
+using test::Key;
+using test::TempDir;
+
+using Model = std::map<std::string, std::string>;
+
+LiveKeyFilterStats Stats(FilteredDB* db, ColumnFamilyHandle* cf = nullptr) {
+  LiveKeyFilterStats s;
+  EXPECT_TRUE(db->GetFilterStats(cf, &s).ok());
+  return s;
+}
+
+// Every live key is found with its value and passes the filter; every other
+// key of the universe is NotFound; the filter holds exactly one fingerprint
+// per live key.
+void VerifyModel(FilteredDB* db, const Model& model, int universe,
+                 ColumnFamilyHandle* cf = nullptr) {
+  const LiveKeyFilter* filter = db->GetLiveKeyFilter(cf);
+  ASSERT_NE(filter, nullptr);
+  if (cf == nullptr) cf = db->DefaultColumnFamily();
+  for (int i = 0; i < universe; ++i) {
+    const std::string key = Key(i);
+    std::string value;
+    const Status s = db->Get(ReadOptions(), cf, key, &value);
+    auto it = model.find(key);
+    if (it == model.end()) {
+      ASSERT_TRUE(s.IsNotFound()) << key << ": " << s.ToString();
+    } else {
+      ASSERT_TRUE(s.ok()) << key << ": " << s.ToString();
+      ASSERT_EQ(value, it->second) << key;
+      ASSERT_TRUE(filter->MayContain(key)) << "false negative for " << key;
+    }
+  }
+  ASSERT_EQ(filter->size(), model.size());
+}
+
+// Applies a batch to the model in order, as RocksDB does.
+struct ModelOp {
+  enum Type { kPut, kDelete, kSingleDelete, kMerge, kDeleteRange } type;
+  std::string key;
+  std::string arg;  // value, operand or range end
+};
+
+void ApplyToModel(const ModelOp& op, Model* model) {
+  switch (op.type) {
+    case ModelOp::kPut:
+      (*model)[op.key] = op.arg;
+      break;
+    case ModelOp::kDelete:
+    case ModelOp::kSingleDelete:
+      model->erase(op.key);
+      break;
+    case ModelOp::kMerge:
+      (*model)[op.key] += op.arg;  // a missing base is ""
+      break;
+    case ModelOp::kDeleteRange:
+      if (op.key < op.arg) {
+        model->erase(model->lower_bound(op.key), model->lower_bound(op.arg));
+      }
+      break;
+  }
+}
+
+void AddToBatch(const ModelOp& op, WriteBatch* batch) {
+  switch (op.type) {
+    case ModelOp::kPut: ASSERT_TRUE(batch->Put(op.key, op.arg).ok()); break;
+    case ModelOp::kDelete: ASSERT_TRUE(batch->Delete(op.key).ok()); break;
+    case ModelOp::kSingleDelete: ASSERT_TRUE(batch->SingleDelete(op.key).ok()); break;
+    case ModelOp::kMerge: ASSERT_TRUE(batch->Merge(op.key, op.arg).ok()); break;
+    case ModelOp::kDeleteRange: ASSERT_TRUE(batch->DeleteRange(op.key, op.arg).ok()); break;
+  }
+}
+
+// ------------------------------------------------------------------ basics
+
+TEST(FilteredDB, PutGetDeleteAndCounters) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(db->HasFilter(nullptr));
+  ASSERT_TRUE(db->Put(WriteOptions(), "apple", "red").ok());
+  std::string value;
+  ASSERT_TRUE(db->Get(ReadOptions(), "apple", &value).ok());
+  EXPECT_EQ(value, "red");
+  EXPECT_TRUE(db->Get(ReadOptions(), "pear", &value).IsNotFound());
+  EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("apple"));
+  EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("pear"));
+  std::string v2;
+  EXPECT_FALSE(db->KeyMayExist(ReadOptions(), "pear", &v2));
+
+  LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 1u);
+  EXPECT_EQ(s.inserts, 1u);
+  EXPECT_EQ(s.maybe_checks, 0u);  // "apple" was absent from the filter
+  EXPECT_GT(s.table_bytes, 0u);
+  EXPECT_GT(s.memory_bytes, s.table_bytes);
+  EXPECT_NEAR(s.bits_per_key, double(s.table_bytes) * 8, 1e-9);
+  EXPECT_EQ(s.snapshot_status, "disabled");
+
+  // Overwrite: the filter says "maybe", a point read finds it live, no
+  // second copy.
+  ASSERT_TRUE(db->Put(WriteOptions(), "apple", "green").ok());
+  s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 1u);
+  EXPECT_EQ(s.maybe_checks, 1u);
+  EXPECT_EQ(s.maybe_checks_live, 1u);
+
+  // Deleting a key that was never inserted erases nothing and needs no read.
+  ASSERT_TRUE(db->Delete(WriteOptions(), "pear").ok());
+  s = Stats(db.get());
+  EXPECT_EQ(s.erases, 0u);
+  EXPECT_EQ(s.maybe_checks, 1u);
+
+  ASSERT_TRUE(db->Delete(WriteOptions(), "apple").ok());
+  s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 0u);
+  EXPECT_EQ(s.erases, 1u);
+  EXPECT_EQ(s.maybe_checks, 2u);
+  EXPECT_TRUE(db->Get(ReadOptions(), "apple", &value).IsNotFound());
+  // A second delete finds the filter empty: no erase, no read.
+  ASSERT_TRUE(db->Delete(WriteOptions(), "apple").ok());
+  s = Stats(db.get());
+  EXPECT_EQ(s.erases, 1u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_EQ(s.maybe_checks, 2u);
+  EXPECT_GT(s.lookups, 0u);
+  EXPECT_GT(s.absent, 0u);
+}
+
+// With assume_unique_writes the maybe-check reads are skipped for Put and
+// Delete, and the filter is still exact for a workload keeping the promise.
+TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.assume_unique_writes = true;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  Model model;
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    model[Key(i)] = "v";
+    if (i >= 1000) {
+      ASSERT_TRUE(db->Delete(WriteOptions(), Key(i - 1000)).ok());
+      model.erase(Key(i - 1000));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3000));
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_EQ(s.maybe_checks, 0u);
+  EXPECT_GE(s.assumed_unique, 2000u);  // every delete, plus puts on false positives
+  // Merge is still checked.
+  ASSERT_TRUE(db->Merge(WriteOptions(), Key(2999), "x").ok());
+  EXPECT_EQ(Stats(db.get()).maybe_checks, 1u);
+}
+
+TEST(FilteredDB, ReadsWithASnapshotBypassTheFilter) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "old").ok());
+  const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  std::string value;
+  EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).IsNotFound());
+  ReadOptions at_snapshot;
+  at_snapshot.snapshot = snap;
+  ASSERT_TRUE(db->Get(at_snapshot, "k", &value).ok());
+  EXPECT_EQ(value, "old");
+  db->ReleaseSnapshot(snap);
+}
+
+TEST(FilteredDB, MultiGetBothInterfaces) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  for (int i = 0; i < 100; i += 2) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
+  std::vector<std::string> key_strings;
+  for (int i = 0; i < 100; ++i) key_strings.push_back(Key(i));
+  std::vector<Slice> keys(key_strings.begin(), key_strings.end());
+  std::vector<std::string> values;
+  std::vector<Status> st = db->MultiGet(ReadOptions(), keys, &values);
+  ASSERT_EQ(st.size(), 100u);
+  ASSERT_EQ(values.size(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    if (i % 2 == 0) {
+      ASSERT_TRUE(st[i].ok()) << i;
+      EXPECT_EQ(values[i], "v" + Key(i));
+    } else {
+      ASSERT_TRUE(st[i].IsNotFound()) << i;
+    }
+  }
+  std::vector<PinnableSlice> pvalues(100);
+  std::vector<Status> pst(100);
+  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(), keys.data(),
+               pvalues.data(), pst.data(), /*sorted_input=*/true);
+  for (int i = 0; i < 100; ++i) {
+    if (i % 2 == 0) {
+      ASSERT_TRUE(pst[i].ok()) << i;
+      EXPECT_EQ(pvalues[i].ToString(), "v" + Key(i));
+    } else {
+      ASSERT_TRUE(pst[i].IsNotFound()) << i;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ model
+
+struct ModelParam {
+  const char* name;
+  bool assume_unique;
+  bool background_growth;
+};
+
+void PrintTo(const ModelParam& p, std::ostream* os) { *os << p.name; }
+
+class FilteredDBModelTest : public ::testing::TestWithParam<ModelParam> {};
+
+// Random Put / Delete / SingleDelete / Merge / DeleteRange / batches /
+// flushes / reopens, checked against a std::map after every few steps.
+TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
+  const ModelParam param = GetParam();
+  TempDir dir;
+  const int kUniverse = 1500;
+  const int kSteps = 2500;
+  FilteredDBOptions fopts = test::SmallFilterOptions(128);  // grows several times
+  fopts.assume_unique_writes = param.assume_unique;
+  fopts.background_growth = param.background_growth;
+  fopts.snapshot_dir = dir.Sub("snapshots");
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  Model model;
+  std::set<std::string> single_ok;  // live keys written by exactly one Put
+  std::mt19937 rng(param.assume_unique ? 17 : 23);
+  auto random_key = [&] { return Key(static_cast<int>(rng() % kUniverse)); };
+  // With assume_unique the workload keeps the promise: Put only creates,
+  // Delete only removes live keys.
+  auto live_key = [&]() -> std::string {
+    if (model.empty()) return "";
+    auto it = model.lower_bound(random_key());
+    if (it == model.end()) it = model.begin();
+    return it->first;
+  };
+  auto absent_key = [&]() -> std::string {
+    for (int tries = 0; tries < 100; ++tries) {
+      std::string k = random_key();
+      if (model.count(k) == 0) return k;
+    }
+    return "";
+  };
+  int reopens = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    const int choice = static_cast<int>(rng() % 100);
+    const std::string value = "v" + std::to_string(step);
+    if (choice < 35) {
+      const std::string k = param.assume_unique ? absent_key() : random_key();
+      if (k.empty()) continue;
+      ASSERT_TRUE(db->Put(WriteOptions(), k, value).ok());
+      if (model.count(k)) single_ok.erase(k); else single_ok.insert(k);
+      model[k] = value;
+    } else if (choice < 55) {
+      const std::string k = param.assume_unique ? live_key() : random_key();
+      if (k.empty()) continue;
+      ASSERT_TRUE(db->Delete(WriteOptions(), k).ok());
+      model.erase(k);
+      single_ok.erase(k);
+    } else if (choice < 60) {
+      if (single_ok.empty()) continue;
+      const std::string k = *single_ok.begin();
+      ASSERT_TRUE(db->SingleDelete(WriteOptions(), k).ok());
+      model.erase(k);
+      single_ok.erase(k);
+    } else if (choice < 67 && !param.assume_unique) {
+      const std::string k = random_key();
+      ASSERT_TRUE(db->Merge(WriteOptions(), k, "+m").ok());
+      model[k] += "+m";
+      single_ok.erase(k);
+    } else if (choice < 70) {
+      std::string a = random_key(), b = random_key();
+      if (b < a) std::swap(a, b);
+      // Keep ranges short most of the time.
+      if (rng() % 4 != 0) b = Key(std::min(kUniverse, std::stoi(a.substr(3)) + 1 + int(rng() % 30)));
+      ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), a, b).ok());
+      ApplyToModel(ModelOp{ModelOp::kDeleteRange, a, b}, &model);
+      for (auto it = single_ok.begin(); it != single_ok.end();) {
+        it = model.count(*it) ? std::next(it) : single_ok.erase(it);
+      }
+    } else if (choice < 92) {
+      // A batch of 1..12 operations, possibly touching a key several times.
+      WriteBatch batch;
+      std::vector<ModelOp> ops;
+      Model after = model;
+      std::set<std::string> used;
+      const int n = 1 + static_cast<int>(rng() % 12);
+      for (int j = 0; j < n; ++j) {
+        const int kind = static_cast<int>(rng() % 10);
+        ModelOp op;
+        if (param.assume_unique) {
+          // Distinct keys; creates absent keys, deletes live ones.
+          if (kind < 5) {
+            op = ModelOp{ModelOp::kPut, absent_key(), value + "b" + std::to_string(j)};
+            if (op.key.empty() || after.count(op.key)) continue;
+          } else if (kind < 9) {
+            op = ModelOp{ModelOp::kDelete, live_key(), ""};
+            if (op.key.empty() || !after.count(op.key)) continue;
+          } else {
+            std::string a = random_key();
+            op = ModelOp{ModelOp::kDeleteRange, a,
+                         Key(std::min(kUniverse, std::stoi(a.substr(3)) + 5))};
+          }
+          if (op.type != ModelOp::kDeleteRange && !used.insert(op.key).second) continue;
+        } else {
+          const std::string k = random_key();
+          if (kind < 4) {
+            op = ModelOp{ModelOp::kPut, k, value + "b" + std::to_string(j)};
+          } else if (kind < 7) {
+            op = ModelOp{ModelOp::kDelete, k, ""};
+          } else if (kind < 9) {
+            op = ModelOp{ModelOp::kMerge, k, "+b"};
+          } else {
+            op = ModelOp{ModelOp::kDeleteRange, k,
+                         Key(std::min(kUniverse, std::stoi(k.substr(3)) + 1 + int(rng() % 10)))};
+          }
+        }
+        ApplyToModel(op, &after);
+        ops.push_back(op);
+        ASSERT_NO_FATAL_FAILURE(AddToBatch(op, &batch));
+      }
+      ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+      model = after;
+      single_ok.clear();  // conservative: batches may rewrite keys
+    } else if (choice < 96) {
+      ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+    } else {
+      // Clean close (writes a snapshot) and reopen; or reopen without the
+      // snapshot by removing it.
+      ASSERT_TRUE(db->Close().ok());
+      db.reset();
+      if (rng() % 2 == 0) {
+        std::error_code ec;
+        std::filesystem::remove_all(fopts.snapshot_dir, ec);
+      }
+      ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+      ++reopens;
+    }
+    if (step % 100 == 99) {
+      ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kUniverse)) << "step " << step;
+    }
+  }
+  db->WaitForFilterRebuilds();
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kUniverse));
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_GT(reopens, 0);
+  EXPECT_EQ(s.check_errors, 0u);
+  if (param.assume_unique) {
+    EXPECT_EQ(s.maybe_checks, 0u);
+  } else {
+    EXPECT_GT(s.maybe_checks, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, FilteredDBModelTest,
+    ::testing::Values(ModelParam{"Exact", false, true},
+                      ModelParam{"ExactSyncGrowth", false, false},
+                      ModelParam{"AssumeUnique", true, true}),
+    [](const ::testing::TestParamInfo<ModelParam>& info) { return info.param.name; });
+
+// ------------------------------------------------------------------ DeleteRange
+
+TEST(FilteredDB, DeleteRangeErasesExactlyTheLiveKeysOfTheRange) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  Model model;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    model[Key(i)] = "v";
+  }
+  ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), Key(100), Key(300)).ok());
+  ApplyToModel(ModelOp{ModelOp::kDeleteRange, Key(100), Key(300)}, &model);
+  EXPECT_EQ(Stats(db.get()).range_deleted, 200u);
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 1000));
+
+  // In one batch: a put inside a later range dies, a put after the range
+  // lives, and overlapping / empty / reversed ranges are handled.
+  WriteBatch batch;
+  std::vector<ModelOp> ops = {
+      {ModelOp::kPut, Key(150), "a"},           // re-created, then deleted below
+      {ModelOp::kDeleteRange, Key(140), Key(420)},
+      {ModelOp::kDeleteRange, Key(400), Key(450)},
+      {ModelOp::kPut, Key(120), "b"},           // inside the range, after it: lives
+      {ModelOp::kDeleteRange, Key(600), Key(600)},
+      {ModelOp::kMerge, Key(410), "m"},         // after its range: lives as "m"
+  };
+  for (const auto& op : ops) {
+    ASSERT_NO_FATAL_FAILURE(AddToBatch(op, &batch));
+    ApplyToModel(op, &model);
+  }
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 1000));
+  std::string value;
+  ASSERT_TRUE(db->Get(ReadOptions(), Key(410), &value).ok());
+  EXPECT_EQ(value, "m");
+}
+
+// ------------------------------------------------------------------ column families
+
+TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
+  TempDir dir;
+  Options options = test::TestOptions();
+  options.create_missing_column_families = true;
+  std::vector<ColumnFamilyDescriptor> cfds = {
+      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName, ColumnFamilyOptions(options)},
+      {"a", ColumnFamilyOptions(options)},
+      {"b", ColumnFamilyOptions(options)}};
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.filtered_column_families = {"default", "a"};
+  std::vector<ColumnFamilyHandle*> handles;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles, fopts, &db).ok());
+  // Handles go before the DB, also when an assertion returns early.
+  struct HandleGuard {
+    FilteredDB* db;
+    std::vector<ColumnFamilyHandle*>* handles;
+    ~HandleGuard() {
+      for (auto* h : *handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    }
+  } guard{db.get(), &handles};
+  ASSERT_EQ(handles.size(), 3u);
+  EXPECT_TRUE(db->HasFilter(handles[0]));
+  EXPECT_TRUE(db->HasFilter(handles[1]));
+  EXPECT_FALSE(db->HasFilter(handles[2]));
+  LiveKeyFilterStats unused;
+  EXPECT_TRUE(db->GetFilterStats(handles[2], &unused).IsNotFound());
+  EXPECT_EQ(db->GetLiveKeyFilter(handles[2]), nullptr);
+
+  Model models[3];
+  for (int i = 0; i < 300; ++i) {
+    for (int c = 0; c < 3; ++c) {
+      if ((i + c) % 3 == 0) continue;
+      ASSERT_TRUE(db->Put(WriteOptions(), handles[c], Key(i), "c" + std::to_string(c)).ok());
+      models[c][Key(i)] = "c" + std::to_string(c);
+    }
+  }
+  WriteBatch batch;  // spans all three column families
+  ASSERT_TRUE(batch.Delete(handles[0], Key(1)).ok());
+  ASSERT_TRUE(batch.DeleteRange(handles[1], Key(10), Key(50)).ok());
+  ASSERT_TRUE(batch.Put(handles[1], Key(20), "again").ok());
+  ASSERT_TRUE(batch.Delete(handles[2], Key(2)).ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+  models[0].erase(Key(1));
+  ApplyToModel(ModelOp{ModelOp::kDeleteRange, Key(10), Key(50)}, &models[1]);
+  models[1][Key(20)] = "again";
+  models[2].erase(Key(2));
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), models[0], 300, handles[0]));
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), models[1], 300, handles[1]));
+  for (int i = 0; i < 300; ++i) {
+    std::string v;
+    const Status s = db->Get(ReadOptions(), handles[2], Key(i), &v);
+    ASSERT_EQ(s.ok(), models[2].count(Key(i)) == 1) << i;
+  }
+  // Dropping a filtered column family removes its filter.
+  ASSERT_TRUE(db->DropColumnFamily(handles[1]).ok());
+  EXPECT_FALSE(db->HasFilter(handles[1]));
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), models[0], 300, handles[0]));
+}
+
+TEST(FilteredDB, UnknownColumnFamilyToFilterIsAnError) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.filtered_column_families = {"no_such_cf"};
+  std::unique_ptr<FilteredDB> db;
+  const Status s = FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(db, nullptr);
+  fopts = test::SmallFilterOptions();
+  fopts.filter.max_load = 2.0;
+  EXPECT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).IsInvalidArgument());
+}
+
+// ------------------------------------------------------------------ growth
+
+struct GrowthParam {
+  const char* name;
+  bool background;
+  int batch_size;  // keys per write
+};
+
+void PrintTo(const GrowthParam& p, std::ostream* os) { *os << p.name; }
+
+class FilteredDBGrowthTest : public ::testing::TestWithParam<GrowthParam> {};
+
+TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
+  const GrowthParam param = GetParam();
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions(500);
+  fopts.background_growth = param.background;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  const uint64_t initial_capacity = Stats(db.get()).capacity;
+  const int kKeys = 40000;
+  uint64_t false_negatives = 0;
+  for (int i = 0; i < kKeys;) {
+    WriteBatch batch;
+    const int end = std::min(kKeys, i + param.batch_size);
+    for (int j = i; j < end; ++j) ASSERT_TRUE(batch.Put(Key(j), "v").ok());
+    ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+    // Everything written so far stays visible, during growth too.
+    for (int j = std::max(0, i - 50); j < end; ++j) false_negatives += !filter->MayContain(Key(j));
+    i = end;
+  }
+  EXPECT_EQ(false_negatives, 0u);
+  db->WaitForFilterRebuilds();
+  Model model;
+  for (int i = 0; i < kKeys; ++i) model[Key(i)] = "v";
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kKeys + 100));
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_GT(s.capacity, 40 * initial_capacity);
+  EXPECT_GE(s.growths, 3u);
+  EXPECT_GE(s.rebuilds, 4u);  // the open build plus growths
+  EXPECT_LE(s.load_factor, 0.97);
+  EXPECT_FALSE(s.rebuild_in_progress);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, FilteredDBGrowthTest,
+    ::testing::Values(GrowthParam{"Background", true, 1}, GrowthParam{"Synchronous", false, 1},
+                      GrowthParam{"BackgroundBatches", true, 97},
+                      // One batch far larger than the table: the writer grows
+                      // in the middle of inserting it.
+                      GrowthParam{"OneHugeBatch", true, 40000}),
+    [](const ::testing::TestParamInfo<GrowthParam>& info) { return info.param.name; });
+
+// ------------------------------------------------------------------ churn
+
+// A sliding window of N live keys (insert a new key, delete the oldest) for
+// 10 N operations: the FPR on never-inserted keys stays within 20% of its
+// value after the initial fill, and bits per live key stay flat.
+TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
+  TempDir dir;
+  const int kN = 20000;
+  FilteredDBOptions fopts = test::SmallFilterOptions(kN);
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  auto measure_fpr = [&](uint64_t salt) {
+    const size_t kQueries = 8000000, kBatch = 1024;
+    std::vector<uint64_t> hashes(kBatch);
+    std::unique_ptr<bool[]> out(new bool[kBatch]);
+    uint64_t positives = 0;
+    for (size_t done = 0; done < kQueries; done += kBatch) {
+      for (size_t k = 0; k < kBatch; ++k) {
+        // Never-inserted keys: a different prefix than Key().
+        const std::string key = "never" + std::to_string(salt) + "_" + std::to_string(done + k);
+        hashes[k] = LiveKeyFilter::Hash(key);
+      }
+      filter->MayContainHashes(hashes.data(), kBatch, out.get());
+      for (size_t k = 0; k < kBatch; ++k) positives += out[k];
+    }
+    return double(positives) / double(kQueries);
+  };
+  for (int i = 0; i < kN; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  const double fpr0 = measure_fpr(1);
+  const LiveKeyFilterStats s0 = Stats(db.get());
+  ASSERT_EQ(s0.num_keys, uint64_t(kN));
+  std::vector<double> fprs;
+  for (int op = 0; op < 10 * kN; op += 2) {
+    const int next = kN + op / 2;
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(next), "v").ok());
+    ASSERT_TRUE(db->Delete(WriteOptions(), Key(next - kN)).ok());
+  }
+  const double fpr1 = measure_fpr(2);
+  const LiveKeyFilterStats s1 = Stats(db.get());
+  EXPECT_EQ(s1.num_keys, uint64_t(kN));
+  EXPECT_GT(fpr0, 0.0);
+  EXPECT_NEAR(fpr1, fpr0, 0.2 * fpr0) << "fpr after fill " << fpr0 << ", after churn " << fpr1;
+  EXPECT_NEAR(fpr0, s0.expected_fpr, 0.3 * s0.expected_fpr);
+  EXPECT_DOUBLE_EQ(s1.bits_per_key, s0.bits_per_key);  // same table, same count
+  EXPECT_EQ(s1.growths, 0u);
+  EXPECT_EQ(s1.rebuilds, s0.rebuilds);
+  EXPECT_EQ(s1.erases, uint64_t(5 * kN));
+  // Each delete's "maybe" was resolved by one point read.
+  EXPECT_GE(s1.maybe_checks, uint64_t(5 * kN));
+  // Spot-check the window.
+  for (int i = 5 * kN; i < 6 * kN; i += 97) {
+    std::string v;
+    ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &v).ok()) << i;
+  }
+  std::string v;
+  EXPECT_TRUE(db->Get(ReadOptions(), Key(kN), &v).IsNotFound());
+}
+
+// ------------------------------------------------------------------ recovery
+
+// Runs the crash writer; returns its stdout.
+std::string RunCrashWriter(const std::string& db, const std::string& snapshots, int put_begin,
+                           int put_end, int del_begin, int del_end) {
+  const std::string out = db + ".writer_out";
+  const std::string cmd = std::string(CUCKOO_CRASH_WRITER) + " " + db + " " + snapshots + " " +
+                          std::to_string(put_begin) + " " + std::to_string(put_end) + " " +
+                          std::to_string(del_begin) + " " + std::to_string(del_end) + " > " +
+                          out;
+  const int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
+  std::ifstream in(out);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+Model CrashModel(int put_begin, int put_end, int del_begin, int del_end, Model model = {}) {
+  for (int i = put_begin; i < put_end; ++i) model[Key(i)] = "value" + std::to_string(i);
+  for (int i = del_begin; i < del_end; ++i) model.erase(Key(i));
+  return model;
+}
+
+TEST(FilteredDBRecovery, RebuildsAfterAProcessDiesWithoutClosing) {
+  TempDir dir;
+  const std::string db_path = dir.Sub("db");
+  EXPECT_EQ(RunCrashWriter(db_path, dir.Sub("snap"), 0, 3000, 1000, 1500), "snapshot=none");
+  const Model model = CrashModel(0, 3000, 1000, 1500);
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.Sub("snap");
+  std::vector<std::pair<uint64_t, bool>> progress;
+  fopts.progress_interval_keys = 500;
+  fopts.progress_callback = [&](const std::string& cf, uint64_t n, bool done) {
+    EXPECT_EQ(cf, "default");
+    progress.emplace_back(n, done);
+  };
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), db_path, fopts, &db).ok());
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+  // The DB's key estimate may be low: a growth can follow the open build.
+  db->WaitForFilterRebuilds();
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_FALSE(s.loaded_from_snapshot);
+  EXPECT_EQ(s.snapshot_status, "none");
+  EXPECT_GE(s.keys_scanned, model.size());
+  // Progress: every 500 keys, then once at the end of the open build.
+  ASSERT_FALSE(progress.empty());
+  const auto first_done = std::find_if(progress.begin(), progress.end(),
+                                       [](const auto& p) { return p.second; });
+  ASSERT_NE(first_done, progress.end());
+  EXPECT_EQ(first_done->first, uint64_t(model.size()));
+  EXPECT_GE(first_done - progress.begin(), std::ptrdiff_t(model.size() / 500));
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+}
+
+TEST(FilteredDBRecovery, CleanCloseSnapshotIsUsed) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.Sub("snap");
+  Model model;
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+    for (int i = 0; i < 5000; ++i) {
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+      model[Key(i)] = "v";
+    }
+    for (int i = 0; i < 5000; i += 3) {
+      ASSERT_TRUE(db->Delete(WriteOptions(), Key(i)).ok());
+      model.erase(Key(i));
+    }
+    db->WaitForFilterRebuilds();  // persist a settled table
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_TRUE(s.loaded_from_snapshot);
+  EXPECT_EQ(s.snapshot_status, "used");
+  EXPECT_EQ(s.keys_scanned, 0u);  // no rebuild scan
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 5100));
+}
+
+// A snapshot from a clean close, then more writes by a process that dies:
+// the snapshot is stale (the DB's sequence moved on) and must be ignored.
+TEST(FilteredDBRecovery, StaleSnapshotIsIgnored) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.Sub("snap");
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+    for (int i = 0; i < 2000; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "value" + std::to_string(i)).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  // The crash writer starts from the (valid) snapshot, then writes and dies.
+  EXPECT_EQ(RunCrashWriter(dir.Sub("db"), dir.Sub("snap"), 2000, 2600, 0, 700), "snapshot=used");
+  const Model model = CrashModel(0, 2600, 0, 700);
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_FALSE(s.loaded_from_snapshot);
+  EXPECT_EQ(s.snapshot_status.rfind("ignored: stale snapshot", 0), 0u) << s.snapshot_status;
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 2700));
+}
+
+void FlipByte(const std::string& path, size_t offset_from_end) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  ASSERT_GT(size, std::streamoff(offset_from_end));
+  const std::streamoff pos = size - 1 - std::streamoff(offset_from_end);
+  f.seekg(pos);
+  char c;
+  f.read(&c, 1);
+  c ^= 0x10;
+  f.seekp(pos);
+  f.write(&c, 1);
+}
+
+TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.Sub("snap");
+  Model model;
+  auto make_db = [&](const std::string& path, int keys) {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, fopts, &db).ok());
+    for (int i = 0; i < keys; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    ASSERT_TRUE(db->Close().ok());
+  };
+  ASSERT_NO_FATAL_FAILURE(make_db(dir.Sub("db"), 3000));
+  for (int i = 0; i < 3000; ++i) model[Key(i)] = "v";
+  const std::string snap = fopts.snapshot_dir + "/CUCKOO_LIVE_FILTER-0";
+  ASSERT_TRUE(std::filesystem::exists(snap));
+
+  struct Case {
+    const char* name;
+    std::function<void()> damage;
+    const char* expected_reason;
+  };
+  const std::string pristine = dir.Sub("pristine");
+  std::filesystem::copy_file(snap, pristine);
+  std::vector<Case> cases = {
+      {"bit flip in the table", [&] { FlipByte(snap, 5000); }, "checksum mismatch"},
+      {"bit flip in the checksum", [&] { FlipByte(snap, 0); }, "checksum mismatch"},
+      {"truncated", [&] { std::filesystem::resize_file(snap, std::filesystem::file_size(snap) - 8); },
+       "checksum mismatch"},
+      {"empty", [&] { std::filesystem::resize_file(snap, 0); }, "too short"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::copy_file(pristine, snap, std::filesystem::copy_options::overwrite_existing);
+    c.damage();
+    FilteredDBOptions no_persist = fopts;
+    no_persist.persist_on_close = false;  // keep the damaged file for the next case
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), no_persist, &db).ok());
+    db->WaitForFilterRebuilds();
+    const LiveKeyFilterStats s = Stats(db.get());
+    EXPECT_FALSE(s.loaded_from_snapshot);
+    EXPECT_NE(s.snapshot_status.find(c.expected_reason), std::string::npos) << s.snapshot_status;
+    EXPECT_GE(s.keys_scanned, model.size());  // rebuilt from the DB
+    ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+  }
+
+  // A valid snapshot of another DB at the same path is not used either.
+  ASSERT_NO_FATAL_FAILURE(make_db(dir.Sub("other"), 10));  // overwrites snap
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  const LiveKeyFilterStats s = Stats(db.get());
+  EXPECT_FALSE(s.loaded_from_snapshot);
+  EXPECT_NE(s.snapshot_status.find("another DB"), std::string::npos) << s.snapshot_status;
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+}
+
+// ------------------------------------------------------------------ ingestion
+
+TEST(FilteredDB, IngestedKeysAreFound) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  Options options = test::TestOptions();
+  ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(), options);
+  const std::string file = dir.Sub("ingest.sst");
+  ASSERT_TRUE(writer.Open(file).ok());
+  for (int i = 1000; i < 3000; ++i) ASSERT_TRUE(writer.Put(Key(i), "ingested").ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  ASSERT_TRUE(db->IngestExternalFile({file}, ROCKSDB_NAMESPACE::IngestExternalFileOptions()).ok());
+  Model model;
+  for (int i = 0; i < 100; ++i) model[Key(i)] = "v";
+  for (int i = 1000; i < 3000; ++i) model[Key(i)] = "ingested";
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
+  EXPECT_FALSE(Stats(db.get()).bypassed);
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
