@@ -364,6 +364,56 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
   ExpectAllFound(*filter, remaining, "after the re-admitted insert");
 }
 
+// Short walks (max_kicks 0..8) end in the victim slot much earlier and from
+// every step of the walk: the slot must hold a real fingerprint, nothing may
+// be lost, and the bytes must stay parseable throughout.
+TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
+  for (int kicks : {0, 1, 2, 3, 8}) {
+    SCOPED_TRACE("max_kicks=" + std::to_string(kicks));
+    for (uint32_t seed = 0; seed < 4; ++seed) {
+      FilterConfig config = GetParam();
+      config.max_kicks = kicks;
+      config.seed = seed;
+      auto filter = CuckooFilter::CreateWithBuckets(config, 130);
+      ASSERT_NE(filter, nullptr);
+      const KeyStream keys(12 + seed);
+      std::vector<uint64_t> stored;
+      InsertResult r = InsertResult::kInserted;
+      while (r == InsertResult::kInserted) {
+        ASSERT_LE(stored.size(), 130u * b());
+        stored.push_back(keys.Key(stored.size()));
+        r = filter->Insert(stored.back());
+      }
+      ASSERT_EQ(r, InsertResult::kInsertedFull);
+      ASSERT_TRUE(filter->full()) << "kInsertedFull but the victim slot is empty";
+      ASSERT_NE(filter->View().victim_fp(), 0u);
+      ASSERT_EQ(filter->size(), stored.size());
+      ExpectAllFound(*filter, stored, "after the first failure");
+      ASSERT_EQ(filter->Insert(keys.Absent(0)), InsertResult::kFull);
+      std::string bytes = filter->Serialize();
+      CuckooFilterView view;
+      std::string error;
+      ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+          << error;
+      // Erase half: every erase succeeds, the rest stays found, and the
+      // bytes stay valid. (With so few kicks the victim may still find its
+      // two buckets full and stay in the slot.)
+      for (size_t k = 0; k < stored.size(); k += 2) {
+        ASSERT_TRUE(filter->Erase(stored[k])) << k;
+        ASSERT_EQ(filter->full(), filter->View().victim_fp() != 0);
+      }
+      EXPECT_EQ(filter->size(), stored.size() / 2);
+      std::vector<uint64_t> kept;
+      for (size_t k = 1; k < stored.size(); k += 2) kept.push_back(stored[k]);
+      ExpectAllFound(*filter, kept, "after erasing half");
+      bytes = filter->Serialize();
+      ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+          << error;
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // Serialize -> Parse (zero copy) and Deserialize answer exactly like the
 // original; Deserialize -> Serialize reproduces the bytes; a deserialized
 // filter keeps working.

@@ -26,9 +26,10 @@ inline void PrintTo(const FilterConfig& c, std::ostream* os) {
 
 namespace test {
 
-// Sanitizer builds (-DCUCKOO_SANITIZE=ON defines CUCKOO_TEST_SMALL) shrink
-// the sizes of the expensive tests; the Release run uses the sizes the issue
-// states (2^20 buckets, 1000003 buckets, 10^6 absent items, ...).
+// By default every build (Release and sanitizers) uses the sizes the issue
+// states (2^20 buckets, 1000003 buckets, 10^6 absent items, ...). Configuring
+// with -DCUCKOO_TEST_SMALL=ON defines CUCKOO_TEST_SMALL, which shrinks the
+// expensive tests for very slow builds (e.g. Debug + sanitizers).
 #ifdef CUCKOO_TEST_SMALL
 constexpr bool kSmall = true;
 #else
