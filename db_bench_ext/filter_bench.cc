@@ -1,10 +1,14 @@
 // filter_bench: space, accuracy and speed of the core cuckoo filter
 // (include/cuckoo/cuckoo_filter.h), per configuration.
 //
-//   filter_bench [--num=10000000] [--seed=0] [--configs=f12,ss13,f8,f16]
+//   filter_bench [--num=10000000] [--seed=0] [--configs=f12b4,ss13b4,f8b4,f16b4]
 //                [--queries=10000000] [--repeats=3] [--batch_sizes=32,1024]
-//                [--found=0,0.25,0.5,0.75,1] [--occupancy_queries=1000000]
+//                [--found=0,0.25,0.5,0.75,1] [--dependent_queries=1000000]
+//                [--occupancy_queries=1000000] [--sweep=true] [--clock=cpu]
 //                [--csv=results.csv]
+//
+// Configuration tokens: f<bits>[b<entries>] (plain; b defaults to 4) and
+// ss<bits> (semi-sorted, b = 4), e.g. f12, f16b8, ss13.
 //
 // For each configuration it builds a filter for --num items with
 // CuckooFilter::Create (the default target load: 95% for b = 4) and reports
@@ -12,10 +16,12 @@
 //      against the filter's estimate and the paper's 2b*load/2^f;
 //   2. construction: Mkeys/s inserting --num pre-generated hashes into an
 //      empty filter (median of --repeats fresh filters);
-//   3. lookups: ns/op and Mops/s of single Contains calls and of
-//      ContainsBatch in chunks of each --batch_sizes, for query mixes with
-//      each --found fraction of positive (inserted) keys (median of
-//      --repeats), and the batched/single speedup;
+//   3. lookups: ns/op and Mops/s of single Contains calls (independent,
+//      so the CPU overlaps several), of dependent single calls (latency;
+//      first --dependent_queries queries) and of ContainsBatch in chunks of
+//      each --batch_sizes, for query mixes with each --found fraction of
+//      positive (inserted) keys (median of --repeats), and the speedup over
+//      the independent single calls;
 //   4. the fill sweep: a fresh filter of the same size filled until the
 //      first failed insert, with the insert throughput of each 10%
 //      occupancy band (the paper's "insert speed drops as the filter
@@ -45,20 +51,30 @@
 //               capacity; the last band ends at the first failure);
 //               lookup_occupancy: occupancy when measured;
 //               summary: empty
-//   mode        lookup, lookup_occupancy: "single" or "batch<N>";
-//               lookup_occupancy also has the query kind as a suffix,
-//               "single/neg", "batch32/pos"; otherwise empty
+//   mode        lookup: "single" (independent Contains calls, which the
+//               CPU overlaps), "single_dep" (each query depends on the
+//               previous answer: one lookup's latency) or "batch<N>"
+//               (ContainsBatch with N keys per call); lookup_occupancy:
+//               "single/neg", "single/pos", "batch<N>/neg", "batch<N>/pos"
+//               (all-absent or all-inserted queries); otherwise empty
 //   metric      summary: load_factor, bits_per_item, table_bytes,
 //               fpr_measured, fpr_expected, fpr_paper, construct_mkeys_per_s
-//               (+ _min, _max), construct_failures, max_load;
+//               (+ _min, _max), construct_failures, clock_is_wall,
+//               wall_over_cpu, max_load, max_load_bits_per_item,
+//               max_load_fpr_measured, max_load_fpr_expected;
 //               lookup: ns_per_op (+ _min, _max), mops, speedup_vs_single,
 //               positives;
 //               insert_band: mops, inserts;
 //               lookup_occupancy: ns_per_op, mops
 //   value       the number (medians where repeated)
 //
-// Measurements on a shared machine are noisy: compare ratios from one run
-// and prefer medians over several repeats.
+// Timings use this thread's CPU time by default (--clock=cpu), which
+// excludes the time other processes hold the core; --clock=wall uses the
+// wall clock. The wall/cpu ratio of the timed regions is reported per
+// configuration: well above 1 means the machine was busy (CPU time still
+// includes cache and memory-bandwidth interference). Measurements on a
+// shared machine are noisy: compare ratios from one run and prefer medians
+// over several repeats.
 #include <gflags/gflags.h>
 
 #include <algorithm>
@@ -67,6 +83,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -95,14 +112,44 @@ DEFINE_uint64(occupancy_queries, 1000000,
 DEFINE_int32(bands, 10, "Occupancy bands of the fill sweep");
 DEFINE_bool(sweep, true, "Run the fill sweep");
 DEFINE_string(csv, "", "Also write all results to this CSV file");
+DEFINE_string(clock, "cpu",
+              "Clock of all timings: cpu (this thread's CPU time; robust on a "
+              "shared machine) or wall");
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
+
+// Wall-clock and thread-CPU seconds spent in timed regions (for the
+// wall/cpu contention indicator).
+double g_timed_wall = 0;
+double g_timed_cpu = 0;
+
+// Times one region on both clocks; Seconds() returns the one --clock
+// selects. Thread CPU time ignores the time this thread is descheduled,
+// which on a shared machine is most of the noise.
+class Stopwatch {
+ public:
+  Stopwatch() : cpu0_(ThreadCpuSeconds()), wall0_(Clock::now()) {}
+  double Stop() {
+    const auto wall1 = Clock::now();
+    const double cpu = ThreadCpuSeconds() - cpu0_;
+    const double wall = std::chrono::duration<double>(wall1 - wall0_).count();
+    g_timed_wall += wall;
+    g_timed_cpu += cpu;
+    return FLAGS_clock == "wall" ? wall : cpu;
+  }
+
+ private:
+  double cpu0_;
+  Clock::time_point wall0_;
+};
 
 template <typename T>
 inline void DoNotOptimize(const T& value) {
@@ -283,12 +330,12 @@ void MakeQueries(const KeyStream& keys, const std::vector<uint64_t>& inserted,
 double TimeSingle(const cuckoo::CuckooFilter& filter,
                   const std::vector<uint64_t>& queries, uint64_t* positives) {
   uint64_t count = 0;
-  const auto start = Clock::now();
+  Stopwatch timer;
   for (uint64_t q : queries) count += filter.Contains(q);
-  const auto stop = Clock::now();
+  const double seconds = timer.Stop();
   DoNotOptimize(count);
   *positives = count;
-  return Seconds(start, stop) * 1e9 / double(queries.size());
+  return seconds * 1e9 / double(queries.size());
 }
 
 // ns per query of single Contains calls where each query's address depends
@@ -298,16 +345,16 @@ double TimeSingleDependent(const cuckoo::CuckooFilter& filter,
                            const std::vector<uint64_t>& queries, uint64_t n,
                            uint64_t* positives) {
   uint64_t count = 0;
-  const auto start = Clock::now();
+  Stopwatch timer;
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t dep = count;
     asm volatile("" : "+r"(dep));
     count += filter.Contains(queries[i] + (dep >> 63));
   }
-  const auto stop = Clock::now();
+  const double seconds = timer.Stop();
   DoNotOptimize(count);
   *positives = count;
-  return Seconds(start, stop) * 1e9 / double(n);
+  return seconds * 1e9 / double(n);
 }
 
 // ns per query of ContainsBatch in chunks of `batch` keys.
@@ -315,15 +362,15 @@ double TimeBatch(const cuckoo::CuckooFilter& filter,
                  const std::vector<uint64_t>& queries, size_t batch, bool* out,
                  uint64_t* positives) {
   const size_t n = queries.size();
-  const auto start = Clock::now();
+  Stopwatch timer;
   for (size_t i = 0; i < n; i += batch) {
     filter.ContainsBatch(queries.data() + i, std::min(batch, n - i), out + i);
   }
-  const auto stop = Clock::now();
+  const double seconds = timer.Stop();
   uint64_t count = 0;
   for (size_t i = 0; i < n; ++i) count += out[i];
   *positives = count;
-  return Seconds(start, stop) * 1e9 / double(n);
+  return seconds * 1e9 / double(n);
 }
 
 // ------------------------------------------------------------- results
@@ -359,24 +406,28 @@ struct Summary {
   double max_load_bits_per_item = 0;
   double max_load_fpr = 0;
   double max_load_fpr_expected = 0;
+  double wall_over_cpu = 0;  // of all timed regions; > ~1.05: busy machine
 };
 
 void PrintTargets(const std::vector<Summary>& all) {
   std::printf("\n=== Summary (num=%" PRIu64 ", queries=%" PRIu64 ", repeats=%d) ===\n",
               FLAGS_num, FLAGS_queries, FLAGS_repeats);
-  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s\n", "config",
-              "load", "bits/item", "FPR %", "expect %", "construct", "neg 1x", "neg bat",
-              "speedup", "max", "bits/item", "FPR %");
-  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s\n", "", "", "",
-              "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max", "at max");
+  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n",
+              "config", "load", "bits/item", "FPR %", "expect %", "construct", "neg 1x",
+              "neg bat", "speedup", "max", "bits/item", "FPR %", "wall/");
+  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n", "", "",
+              "", "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max",
+              "at max", "cpu");
   for (const Summary& s : all) {
     std::printf("%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %6.4f "
-                "%9.3f %9.5f\n",
+                "%9.3f %9.5f | %5.2f\n",
                 s.token.c_str(), s.stats.load_factor, s.stats.bits_per_item,
                 100 * s.fpr_measured, 100 * s.stats.expected_fpr, s.construct.median,
                 s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns,
-                s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr);
+                s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr,
+                s.wall_over_cpu);
   }
+  std::printf("(timings on the %s clock)\n", FLAGS_clock.c_str());
   std::printf("(\"max\": the fill sweep's filter of the same size at its first failed "
               "insert; \"neg bat\": batches of %zu)\n",
               all.empty() ? size_t{0} : all[0].neg_batch_size);
@@ -430,6 +481,8 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
   std::fprintf(stderr, "[filter_bench] %s: %s, %" PRIu64 " items\n",
                bc.token.c_str(), Describe(config).c_str(), n);
 
+  const double wall_before = g_timed_wall, cpu_before = g_timed_cpu;
+
   // ---- construction (median of fresh filters)
   std::unique_ptr<cuckoo::CuckooFilter> filter;
   std::vector<double> rates;
@@ -442,15 +495,14 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
       std::exit(1);
     }
     uint64_t first_failure = n;
-    const auto start = Clock::now();
+    Stopwatch timer;
     for (uint64_t i = 0; i < n; ++i) {
       if (filter->Insert(inserted[i]) != cuckoo::InsertResult::kInserted &&
           first_failure == n) {
         first_failure = i;
       }
     }
-    const auto stop = Clock::now();
-    rates.push_back(double(n) / Seconds(start, stop) / 1e6);
+    rates.push_back(double(n) / timer.Stop() / 1e6);
     if (first_failure < n) {
       ++summary.construct_failures;
       // kInsertedFull at first_failure stored that item; later ones: kFull.
@@ -534,7 +586,7 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     for (int band = 1; band <= FLAGS_bands && !failed; ++band) {
       const uint64_t target = band == FLAGS_bands ? capacity + 1 : capacity * band / FLAGS_bands;
       const uint64_t begin = count;
-      const auto start = Clock::now();
+      Stopwatch timer;
       while (count < target) {
         const cuckoo::InsertResult r = filter->Insert(fill[count]);
         ++count;  // kInsertedFull stores the item too
@@ -543,10 +595,10 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
           break;
         }
       }
-      const auto stop = Clock::now();
+      const double seconds = timer.Stop();
       BandRow row;
       row.inserts = count - begin;
-      row.mops = double(row.inserts) / Seconds(start, stop) / 1e6;
+      row.mops = double(row.inserts) / seconds / 1e6;
       row.occupancy_end = double(count) / double(capacity);
       // lookups at this occupancy: [single neg, single pos, batch neg, batch pos]
       uint64_t pos = 0;
@@ -571,10 +623,15 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     summary.max_load_fpr = double(positives) / double(queries.size());
   }
 
+  summary.wall_over_cpu = (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
+
   // ---- print
   std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64 " buckets, %.2f MB table ===\n",
               bc.token.c_str(), Describe(config).c_str(), n, st.num_buckets,
               st.table_bytes / 1048576.0);
+  std::printf("timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
+              FLAGS_clock.c_str(), summary.wall_over_cpu,
+              summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)" : "");
   std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor, st.bits_per_item);
   std::printf("FPR:          measured %.5f%% on %" PRIu64
               " absent queries; expected %.5f%%; 2b*load/2^f %.5f%%\n",
@@ -621,6 +678,8 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
   csv->Row("summary", "", "", "construct_mkeys_per_s_min", summary.construct.min);
   csv->Row("summary", "", "", "construct_mkeys_per_s_max", summary.construct.max);
   csv->Row("summary", "", "", "construct_failures", double(summary.construct_failures));
+  csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
+  csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
   if (!bands.empty()) {
     csv->Row("summary", "", "", "max_load", summary.max_load);
     csv->Row("summary", "", "", "max_load_bits_per_item", summary.max_load_bits_per_item);
@@ -677,6 +736,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--found: expected fractions in [0, 1]\n");
     return 1;
   }
+  if (FLAGS_clock != "cpu" && FLAGS_clock != "wall") {
+    std::fprintf(stderr, "--clock: cpu or wall\n");
+    return 1;
+  }
   if (FLAGS_num == 0 || FLAGS_queries == 0 || FLAGS_repeats < 1 || FLAGS_bands < 1 ||
       FLAGS_occupancy_queries == 0) {
     std::fprintf(stderr, "--num, --queries, --repeats, --bands and "
@@ -695,9 +758,9 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < FLAGS_num; ++i) inserted[i] = keys.Inserted(i);
 
   std::printf("filter_bench: num=%" PRIu64 " queries=%" PRIu64 " repeats=%d seed=%u "
-              "batch_sizes=%s found=%s\n",
+              "batch_sizes=%s found=%s clock=%s\n",
               FLAGS_num, FLAGS_queries, FLAGS_repeats, FLAGS_seed,
-              FLAGS_batch_sizes.c_str(), FLAGS_found.c_str());
+              FLAGS_batch_sizes.c_str(), FLAGS_found.c_str(), FLAGS_clock.c_str());
   std::vector<Summary> summaries;
   for (const BenchConfig& bc : configs) {
     summaries.push_back(RunConfig(bc, inserted, keys, batch_sizes, found, &csv));
