@@ -419,12 +419,15 @@ void PrintTargets(const std::vector<Summary>& all) {
               "", "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max",
               "at max", "cpu");
   for (const Summary& s : all) {
-    std::printf("%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %6.4f "
-                "%9.3f %9.5f | %5.2f\n",
+    char at_max[64] = "     -         -         -";
+    if (s.max_load > 0) {
+      std::snprintf(at_max, sizeof(at_max), "%6.4f %9.3f %9.5f", s.max_load,
+                    s.max_load_bits_per_item, 100 * s.max_load_fpr);
+    }
+    std::printf("%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %s | %5.2f\n",
                 s.token.c_str(), s.stats.load_factor, s.stats.bits_per_item,
                 100 * s.fpr_measured, 100 * s.stats.expected_fpr, s.construct.median,
-                s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns,
-                s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr,
+                s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns, at_max,
                 s.wall_over_cpu);
   }
   std::printf("(timings on the %s clock)\n", FLAGS_clock.c_str());
