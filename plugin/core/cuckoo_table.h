@@ -115,8 +115,12 @@ class CuckooTable {
       // Room was made: move the victim back into the table if it fits.
       const uint32_t victim = *t.victim_fp;
       if (victim != 0) {
+        // Empty the slot completely (fp 0 and bucket 0, as the format
+        // requires); Place refills both if the walk fails again.
+        const uint32_t victim_bucket = *t.victim_bucket;
         *t.victim_fp = 0;
-        Place(t, victim, *t.victim_bucket, true);
+        *t.victim_bucket = 0;
+        Place(t, victim, victim_bucket, true);
       }
       return true;
     }

@@ -1,0 +1,9 @@
+# Tools of the core filter (included by db_bench_ext/CMakeLists.txt).
+#
+# filter_bench: space, FPR, construction and lookup throughput of the cuckoo
+# filter per configuration; --csv writes a tidy CSV (columns documented at
+# the top of filter_bench.cc). Example:
+#   build/db_bench_ext/filter_bench --num=10000000 --csv=filter_bench.csv
+cuckoo_add_tool(filter_bench
+  SOURCES filter_bench.cc
+  LIBS cuckoo_core)

@@ -1,0 +1,773 @@
+// filter_bench: space, accuracy and speed of the core cuckoo filter
+// (include/cuckoo/cuckoo_filter.h), per configuration.
+//
+//   filter_bench [--num=10000000] [--seed=0] [--configs=f12b4,ss13b4,f8b4,f16b4]
+//                [--queries=10000000] [--repeats=3] [--batch_sizes=32,1024]
+//                [--found=0,0.25,0.5,0.75,1] [--dependent_queries=1000000]
+//                [--occupancy_queries=1000000] [--sweep=true] [--clock=cpu]
+//                [--csv=results.csv]
+//
+// Configuration tokens: f<bits>[b<entries>] (plain; b defaults to 4) and
+// ss<bits> (semi-sorted, b = 4), e.g. f12, f16b8, ss13.
+//
+// For each configuration it builds a filter for --num items with
+// CuckooFilter::Create (the default target load: 95% for b = 4) and reports
+//   1. space and accuracy: load, bits/item, FPR measured on absent queries
+//      against the filter's estimate and the paper's 2b*load/2^f;
+//   2. construction: Mkeys/s inserting --num pre-generated hashes into an
+//      empty filter (median of --repeats fresh filters);
+//   3. lookups: ns/op and Mops/s of single Contains calls (independent,
+//      so the CPU overlaps several), of dependent single calls (latency;
+//      first --dependent_queries queries) and of ContainsBatch in chunks of
+//      each --batch_sizes, for query mixes with each --found fraction of
+//      positive (inserted) keys (median of --repeats), and the speedup over
+//      the independent single calls;
+//   4. the fill sweep: a fresh filter of the same size filled until the
+//      first failed insert, with the insert throughput of each 10%
+//      occupancy band (the paper's "insert speed drops as the filter
+//      fills") and, at the end of each band, single and batched lookup
+//      throughput for all-negative and all-positive queries (one run).
+//
+// Items are random 64-bit hashes (the filter's input; the XXH3 key hashing
+// step is not timed). Inserted and absent hashes come from one bijective
+// stream at disjoint indexes, so an absent query can never be an inserted
+// item and every positive answer to one is a false positive. All keys,
+// query mixes and output buffers are allocated before the timed loops, and
+// each filter is created (its table allocated and zero-filled) before its
+// timer starts: nothing in a timed loop allocates.
+//
+// Progress goes to stderr, tables to stdout. --csv=<file> writes the same
+// numbers as one "tidy" CSV table with these stable columns (new metrics
+// may add rows, never columns):
+//
+//   filter      always "cuckoo" (room for other filters in the same file)
+//   config      configuration token, e.g. f12b4, ss13b4
+//   f, b        fingerprint bits, entries per bucket
+//   semi_sort   0 or 1
+//   num         --num (items the filter was sized for)
+//   table       summary | lookup | insert_band | lookup_occupancy
+//   x           lookup: fraction of positive queries (0..1);
+//               insert_band: occupancy at the end of the band (fraction of
+//               capacity; the last band ends at the first failure);
+//               lookup_occupancy: occupancy when measured;
+//               summary: empty
+//   mode        lookup: "single" (independent Contains calls, which the
+//               CPU overlaps), "single_dep" (each query depends on the
+//               previous answer: one lookup's latency) or "batch<N>"
+//               (ContainsBatch with N keys per call); lookup_occupancy:
+//               "single/neg", "single/pos", "batch<N>/neg", "batch<N>/pos"
+//               (all-absent or all-inserted queries); otherwise empty
+//   metric      summary: load_factor, bits_per_item, table_bytes,
+//               fpr_measured, fpr_expected, fpr_paper, construct_mkeys_per_s
+//               (+ _min, _max), construct_failures, clock_is_wall,
+//               wall_over_cpu, max_load, max_load_bits_per_item,
+//               max_load_fpr_measured, max_load_fpr_expected;
+//               lookup: ns_per_op (+ _min, _max), mops, speedup_vs_single,
+//               positives;
+//               insert_band: mops, inserts;
+//               lookup_occupancy: ns_per_op, mops
+//   value       the number (medians where repeated)
+//
+// Timings use this thread's CPU time by default (--clock=cpu), which
+// excludes the time other processes hold the core; --clock=wall uses the
+// wall clock. The wall/cpu ratio of the timed regions is reported per
+// configuration: well above 1 means the machine was busy (CPU time still
+// includes cache and memory-bandwidth interference). Measurements on a
+// shared machine are noisy: compare ratios from one run and prefer medians
+// over several repeats.
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"
+
+DEFINE_uint64(num, 10000000, "Items the filter is sized for and filled with");
+DEFINE_uint32(seed, 0, "Seed of the key streams and of the filters");
+DEFINE_string(configs, "f12b4,ss13b4,f8b4,f16b4",
+              "Comma-separated configurations: f<bits>[b<bucket size>] for a "
+              "plain filter (b defaults to 4), ss<bits> for semi-sorted b=4");
+DEFINE_double(load, 0, "Sizing load factor (0: the library default per b)");
+DEFINE_uint64(queries, 10000000, "Queries per lookup measurement");
+DEFINE_int32(repeats, 3, "Repetitions of each timed measurement (median)");
+DEFINE_string(batch_sizes, "32,1024",
+              "Keys per ContainsBatch call, comma-separated (32 is RocksDB "
+              "MultiGet's batch)");
+DEFINE_string(found, "0,0.25,0.5,0.75,1",
+              "Fractions of positive queries in the lookup mixes");
+DEFINE_uint64(dependent_queries, 1000000,
+              "Queries of the single_dep mode (each lookup's address depends "
+              "on the previous answer: latency, not throughput)");
+DEFINE_uint64(occupancy_queries, 1000000,
+              "Queries per lookup measurement in the fill sweep");
+DEFINE_int32(bands, 10, "Occupancy bands of the fill sweep");
+DEFINE_bool(sweep, true, "Run the fill sweep");
+DEFINE_string(csv, "", "Also write all results to this CSV file");
+DEFINE_string(clock, "cpu",
+              "Clock of all timings: cpu (this thread's CPU time; robust on a "
+              "shared machine) or wall");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Wall-clock and thread-CPU seconds spent in timed regions (for the
+// wall/cpu contention indicator).
+double g_timed_wall = 0;
+double g_timed_cpu = 0;
+
+// Times one region on both clocks; Seconds() returns the one --clock
+// selects. Thread CPU time ignores the time this thread is descheduled,
+// which on a shared machine is most of the noise.
+class Stopwatch {
+ public:
+  Stopwatch() : cpu0_(ThreadCpuSeconds()), wall0_(Clock::now()) {}
+  double Stop() {
+    const auto wall1 = Clock::now();
+    const double cpu = ThreadCpuSeconds() - cpu0_;
+    const double wall = std::chrono::duration<double>(wall1 - wall0_).count();
+    g_timed_wall += wall;
+    g_timed_cpu += cpu;
+    return FLAGS_clock == "wall" ? wall : cpu;
+  }
+
+ private:
+  double cpu0_;
+  Clock::time_point wall0_;
+};
+
+template <typename T>
+inline void DoNotOptimize(const T& value) {
+  asm volatile("" : : "r,m"(value) : "memory");
+}
+
+// SplitMix64's output function: a bijection, so distinct indexes give
+// distinct hashes.
+inline uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class KeyStream {
+ public:
+  explicit KeyStream(uint64_t seed) : base_(Mix64(seed ^ 0xf11e7be4c4ULL)) {}
+  uint64_t Inserted(uint64_t i) const { return Key(i); }
+  uint64_t Absent(uint64_t i) const { return Key((uint64_t{1} << 62) + i); }
+
+ private:
+  uint64_t Key(uint64_t i) const { return Mix64(base_ + i * 0x9e3779b97f4a7c15ULL); }
+  uint64_t base_;
+};
+
+// A small fast generator for building query mixes (outside timed loops).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() { return Mix64(state_ += 0x9e3779b97f4a7c15ULL); }
+  double Uniform() { return double(Next() >> 11) * 0x1.0p-53; }
+  uint64_t Below(uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Stat {
+  double median, min, max;
+};
+Stat Summarize(const std::vector<double>& v) {
+  return {Median(v), *std::min_element(v.begin(), v.end()),
+          *std::max_element(v.begin(), v.end())};
+}
+
+// ------------------------------------------------------------------ CSV
+
+class Csv {
+ public:
+  bool Open(const std::string& path) {
+    if (path.empty()) return true;
+    file_ = std::fopen(path.c_str(), "w");
+    if (file_ == nullptr) return false;
+    std::fprintf(file_, "filter,config,f,b,semi_sort,num,table,x,mode,metric,value\n");
+    return true;
+  }
+  ~Csv() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  void SetConfig(const std::string& token, const cuckoo::FilterConfig& c) {
+    std::ostringstream prefix;
+    prefix << "cuckoo," << token << "," << c.fingerprint_bits << ","
+           << c.bucket_size << "," << (c.semi_sort ? 1 : 0) << "," << FLAGS_num;
+    prefix_ = prefix.str();
+  }
+  void Row(const char* table, const std::string& x, const std::string& mode,
+           const char* metric, double value) {
+    if (file_ == nullptr) return;
+    std::fprintf(file_, "%s,%s,%s,%s,%s,%.10g\n", prefix_.c_str(), table,
+                 x.c_str(), mode.c_str(), metric, value);
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string prefix_;
+};
+
+std::string Num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+// --------------------------------------------------------------- configs
+
+struct BenchConfig {
+  std::string token;
+  cuckoo::FilterConfig config;
+};
+
+bool ParseConfigs(const std::string& spec, std::vector<BenchConfig>* out,
+                  std::string* error) {
+  std::stringstream in(spec);
+  std::string token;
+  while (std::getline(in, token, ',')) {
+    if (token.empty()) continue;
+    cuckoo::FilterConfig c;
+    c.seed = FLAGS_seed;
+    c.target_load = FLAGS_load;
+    size_t pos = 0;
+    if (token.compare(0, 2, "ss") == 0) {
+      c.semi_sort = true;
+      pos = 2;
+    } else if (token[0] == 'f') {
+      pos = 1;
+    } else {
+      *error = "config '" + token + "' must start with f or ss";
+      return false;
+    }
+    char* end = nullptr;
+    c.fingerprint_bits = static_cast<int>(std::strtol(token.c_str() + pos, &end, 10));
+    c.bucket_size = 4;
+    if (*end == 'b') c.bucket_size = static_cast<int>(std::strtol(end + 1, &end, 10));
+    if (*end != '\0' || end == token.c_str() + pos) {
+      *error = "cannot parse config '" + token + "'";
+      return false;
+    }
+    const std::string invalid = cuckoo::ValidateConfig(c);
+    if (!invalid.empty()) {
+      *error = token + ": " + invalid;
+      return false;
+    }
+    std::string canonical = (c.semi_sort ? "ss" : "f") +
+                            std::to_string(c.fingerprint_bits) + "b" +
+                            std::to_string(c.bucket_size);
+    out->push_back({canonical, c});
+  }
+  if (out->empty()) *error = "no configurations";
+  return !out->empty();
+}
+
+template <typename T>
+bool ParseList(const std::string& spec, std::vector<T>* out) {
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    std::istringstream v(item);
+    T x;
+    if (!(v >> x)) return false;
+    out->push_back(x);
+  }
+  return !out->empty();
+}
+
+std::string Describe(const cuckoo::FilterConfig& c) {
+  return "f=" + std::to_string(c.fingerprint_bits) + " b=" +
+         std::to_string(c.bucket_size) + (c.semi_sort ? " semi-sorted" : "");
+}
+
+// ------------------------------------------------------------- lookups
+
+// Fills `queries` with a mix: each query is, with probability `found`, a
+// random one of the first `stored` inserted keys, otherwise a fresh absent
+// key (absent indexes continue from *next_absent).
+void MakeQueries(const KeyStream& keys, const std::vector<uint64_t>& inserted,
+                 uint64_t stored, double found, Rng* rng, uint64_t* next_absent,
+                 std::vector<uint64_t>* queries) {
+  for (uint64_t& q : *queries) {
+    if (stored > 0 && rng->Uniform() < found) {
+      q = inserted[rng->Below(stored)];
+    } else {
+      q = keys.Absent((*next_absent)++);
+    }
+  }
+}
+
+// ns per query of single Contains calls over `queries`; *positives counts
+// true answers.
+double TimeSingle(const cuckoo::CuckooFilter& filter,
+                  const std::vector<uint64_t>& queries, uint64_t* positives) {
+  uint64_t count = 0;
+  Stopwatch timer;
+  for (uint64_t q : queries) count += filter.Contains(q);
+  const double seconds = timer.Stop();
+  DoNotOptimize(count);
+  *positives = count;
+  return seconds * 1e9 / double(queries.size());
+}
+
+// ns per query of single Contains calls where each query's address depends
+// on the previous answer, so lookups cannot overlap: the latency of one
+// lookup. (The dependency adds 0, but the compiler cannot know that.)
+double TimeSingleDependent(const cuckoo::CuckooFilter& filter,
+                           const std::vector<uint64_t>& queries, uint64_t n,
+                           uint64_t* positives) {
+  uint64_t count = 0;
+  Stopwatch timer;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t dep = count;
+    asm volatile("" : "+r"(dep));
+    count += filter.Contains(queries[i] + (dep >> 63));
+  }
+  const double seconds = timer.Stop();
+  DoNotOptimize(count);
+  *positives = count;
+  return seconds * 1e9 / double(n);
+}
+
+// ns per query of ContainsBatch in chunks of `batch` keys.
+double TimeBatch(const cuckoo::CuckooFilter& filter,
+                 const std::vector<uint64_t>& queries, size_t batch, bool* out,
+                 uint64_t* positives) {
+  const size_t n = queries.size();
+  Stopwatch timer;
+  for (size_t i = 0; i < n; i += batch) {
+    filter.ContainsBatch(queries.data() + i, std::min(batch, n - i), out + i);
+  }
+  const double seconds = timer.Stop();
+  uint64_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += out[i];
+  *positives = count;
+  return seconds * 1e9 / double(n);
+}
+
+// ------------------------------------------------------------- results
+
+struct LookupRow {
+  double found;
+  std::string mode;
+  Stat ns;
+  double speedup;
+  uint64_t positives;
+};
+
+struct BandRow {
+  double occupancy_end;
+  uint64_t inserts;
+  double mops;
+  // ns/op at the end of the band: [single neg, single pos, batch neg, batch pos]
+  double lookup_ns[4];
+};
+
+struct Summary {
+  std::string token;
+  cuckoo::FilterConfig config;
+  cuckoo::FilterStats stats;
+  double fpr_measured = 0;
+  double fpr_paper = 0;
+  Stat construct{0, 0, 0};
+  uint64_t construct_failures = 0;
+  double neg_single_ns = 0;
+  double neg_batch_ns = 0;  // the largest batch size
+  size_t neg_batch_size = 0;
+  double max_load = 0;  // fill sweep: load at the first failed insert
+  double max_load_bits_per_item = 0;
+  double max_load_fpr = 0;
+  double max_load_fpr_expected = 0;
+  double wall_over_cpu = 0;  // of all timed regions; > ~1.05: busy machine
+};
+
+void PrintTargets(const std::vector<Summary>& all) {
+  std::printf("\n=== Summary (num=%" PRIu64 ", queries=%" PRIu64 ", repeats=%d) ===\n",
+              FLAGS_num, FLAGS_queries, FLAGS_repeats);
+  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n",
+              "config", "load", "bits/item", "FPR %", "expect %", "construct", "neg 1x",
+              "neg bat", "speedup", "max", "bits/item", "FPR %", "wall/");
+  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n", "", "",
+              "", "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max",
+              "at max", "cpu");
+  for (const Summary& s : all) {
+    char at_max[64] = "     -         -         -";
+    if (s.max_load > 0) {
+      std::snprintf(at_max, sizeof(at_max), "%6.4f %9.3f %9.5f", s.max_load,
+                    s.max_load_bits_per_item, 100 * s.max_load_fpr);
+    }
+    std::printf("%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %s | %5.2f\n",
+                s.token.c_str(), s.stats.load_factor, s.stats.bits_per_item,
+                100 * s.fpr_measured, 100 * s.stats.expected_fpr, s.construct.median,
+                s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns, at_max,
+                s.wall_over_cpu);
+  }
+  std::printf("(timings on the %s clock)\n", FLAGS_clock.c_str());
+  std::printf("(\"max\": the fill sweep's filter of the same size at its first failed "
+              "insert; \"neg bat\": batches of %zu)\n",
+              all.empty() ? size_t{0} : all[0].neg_batch_size);
+
+  std::printf("\nIssue targets (stated for 10^7 items; the paper's configurations are "
+              "f12b4 and ss13b4):\n");
+  auto verdict = [](bool ok) { return ok ? "met" : "MISSED"; };
+  for (const Summary& s : all) {
+    const auto& c = s.config;
+    const char* name = s.token.c_str();
+    const bool paper_plain = c.bucket_size == 4 && !c.semi_sort && c.fingerprint_bits == 12;
+    const bool paper_semi = c.bucket_size == 4 && c.semi_sort && c.fingerprint_bits == 13;
+    if (paper_plain || paper_semi) {
+      const double max_fpr = paper_plain ? 0.002 : 0.001;
+      std::printf("  %-7s space, sized by Create: load %.5f, %.3f bits/item <= 12.7, "
+                  "FPR %.4f%% <= %.1f%%: %s\n",
+                  name, s.stats.load_factor, s.stats.bits_per_item, 100 * s.fpr_measured,
+                  100 * max_fpr,
+                  verdict(s.stats.bits_per_item <= 12.7 && s.fpr_measured <= max_fpr));
+      if (s.max_load > 0) {
+        std::printf("  %-7s space, filled to the first failure: load %.4f >= 0.95, "
+                    "%.3f bits/item <= 12.7, FPR %.4f%% <= %.1f%%: %s\n",
+                    name, s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr,
+                    100 * max_fpr,
+                    verdict(s.max_load >= 0.95 && s.max_load_bits_per_item <= 12.7 &&
+                            s.max_load_fpr <= max_fpr));
+      }
+    }
+    const double need = c.semi_sort ? 3.0 : 5.0;
+    std::printf("  %-7s construction %.2f Mkeys/s >= %.0f: %s%s%s\n", name,
+                s.construct.median, need, verdict(s.construct.median >= need),
+                paper_plain || paper_semi ? "" : " (not a paper configuration)",
+                s.construct_failures ? " (INSERT FAILURES)" : "");
+    std::printf("  %-7s batched (%zu) negative lookups %.2fx single >= 2x: %s\n", name,
+                s.neg_batch_size, s.neg_single_ns / s.neg_batch_ns,
+                verdict(s.neg_single_ns / s.neg_batch_ns >= 2));
+  }
+}
+
+// ------------------------------------------------------------- benchmark
+
+Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
+                  const KeyStream& keys, const std::vector<size_t>& batch_sizes,
+                  const std::vector<double>& found_fractions, Csv* csv) {
+  const cuckoo::FilterConfig& config = bc.config;
+  const uint64_t n = FLAGS_num;
+  csv->SetConfig(bc.token, config);
+  Summary summary;
+  summary.token = bc.token;
+  summary.config = config;
+  std::fprintf(stderr, "[filter_bench] %s: %s, %" PRIu64 " items\n",
+               bc.token.c_str(), Describe(config).c_str(), n);
+
+  const double wall_before = g_timed_wall, cpu_before = g_timed_cpu;
+
+  // ---- construction (median of fresh filters)
+  std::unique_ptr<cuckoo::CuckooFilter> filter;
+  std::vector<double> rates;
+  uint64_t stored = n;
+  for (int r = 0; r < FLAGS_repeats; ++r) {
+    std::string error;
+    filter = cuckoo::CuckooFilter::Create(config, n, &error);
+    if (filter == nullptr) {
+      std::fprintf(stderr, "cannot create %s: %s\n", bc.token.c_str(), error.c_str());
+      std::exit(1);
+    }
+    uint64_t first_failure = n;
+    Stopwatch timer;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (filter->Insert(inserted[i]) != cuckoo::InsertResult::kInserted &&
+          first_failure == n) {
+        first_failure = i;
+      }
+    }
+    rates.push_back(double(n) / timer.Stop() / 1e6);
+    if (first_failure < n) {
+      ++summary.construct_failures;
+      // kInsertedFull at first_failure stored that item; later ones: kFull.
+      stored = std::min(stored, first_failure + 1);
+    }
+    std::fprintf(stderr, "[filter_bench] %s: construction %d/%d: %.2f Mkeys/s%s\n",
+                 bc.token.c_str(), r + 1, FLAGS_repeats, rates.back(),
+                 first_failure < n ? " (insert failed before all items fit)" : "");
+  }
+  summary.construct = Summarize(rates);
+  summary.stats = filter->stats();
+  const cuckoo::FilterStats& st = summary.stats;
+  summary.fpr_paper = 2.0 * config.bucket_size * st.load_factor /
+                      std::ldexp(1.0, config.fingerprint_bits);
+
+  // ---- lookups
+  std::vector<uint64_t> queries(FLAGS_queries);
+  std::unique_ptr<bool[]> out(new bool[queries.size()]);
+  Rng rng(uint64_t{FLAGS_seed} * 0x51ed27 + 17);
+  uint64_t next_absent = 0;
+  std::vector<LookupRow> rows;
+  for (double found : found_fractions) {
+    MakeQueries(keys, inserted, stored, found, &rng, &next_absent, &queries);
+    std::fprintf(stderr, "[filter_bench] %s: lookups, %.0f%% positive\n",
+                 bc.token.c_str(), 100 * found);
+    std::vector<double> single_ns, dep_ns;
+    std::vector<std::vector<double>> batch_ns(batch_sizes.size());
+    uint64_t single_pos = 0, dep_pos = 0;
+    std::vector<uint64_t> batch_pos(batch_sizes.size());
+    const uint64_t dep_n = std::min<uint64_t>(FLAGS_dependent_queries, queries.size());
+    for (int r = 0; r < FLAGS_repeats; ++r) {
+      single_ns.push_back(TimeSingle(*filter, queries, &single_pos));
+      if (dep_n > 0) {
+        dep_ns.push_back(TimeSingleDependent(*filter, queries, dep_n, &dep_pos));
+      }
+      for (size_t k = 0; k < batch_sizes.size(); ++k) {
+        batch_ns[k].push_back(
+            TimeBatch(*filter, queries, batch_sizes[k], out.get(), &batch_pos[k]));
+        if (batch_pos[k] != single_pos) {
+          std::fprintf(stderr, "ERROR: batch of %zu found %" PRIu64
+                       " positives, single %" PRIu64 "\n",
+                       batch_sizes[k], batch_pos[k], single_pos);
+          std::exit(2);
+        }
+      }
+    }
+    const Stat single = Summarize(single_ns);
+    rows.push_back({found, "single", single, 1.0, single_pos});
+    if (dep_n > 0) {
+      const Stat dep = Summarize(dep_ns);
+      rows.push_back({found, "single_dep", dep, single.median / dep.median, dep_pos});
+    }
+    for (size_t k = 0; k < batch_sizes.size(); ++k) {
+      const Stat b = Summarize(batch_ns[k]);
+      rows.push_back({found, "batch" + std::to_string(batch_sizes[k]), b,
+                      single.median / b.median, batch_pos[k]});
+    }
+    if (found == 0) {
+      summary.fpr_measured = double(single_pos) / double(queries.size());
+      summary.neg_single_ns = single.median;
+      summary.neg_batch_ns = Summarize(batch_ns.back()).median;
+      summary.neg_batch_size = batch_sizes.back();
+    }
+  }
+  if (summary.neg_single_ns == 0) {  // no all-negative mix was asked for
+    summary.fpr_measured = std::nan("");
+  }
+
+  // ---- fill sweep: insert throughput per occupancy band, lookups vs occupancy
+  std::vector<BandRow> bands;
+  if (FLAGS_sweep) {
+    filter.reset();
+    filter = cuckoo::CuckooFilter::Create(config, n);
+    const uint64_t capacity = filter->stats().capacity;
+    std::vector<uint64_t> fill(inserted.begin(), inserted.end());
+    // more keys than fit: the sweep ends at the first failure
+    for (uint64_t i = fill.size(); i < capacity + 1; ++i) fill.push_back(keys.Inserted(i));
+    std::vector<uint64_t> occ_queries(FLAGS_occupancy_queries);
+    uint64_t count = 0;
+    bool failed = false;
+    for (int band = 1; band <= FLAGS_bands && !failed; ++band) {
+      const uint64_t target = band == FLAGS_bands ? capacity + 1 : capacity * band / FLAGS_bands;
+      const uint64_t begin = count;
+      Stopwatch timer;
+      while (count < target) {
+        const cuckoo::InsertResult r = filter->Insert(fill[count]);
+        ++count;  // kInsertedFull stores the item too
+        if (r != cuckoo::InsertResult::kInserted) {
+          failed = true;
+          break;
+        }
+      }
+      const double seconds = timer.Stop();
+      BandRow row;
+      row.inserts = count - begin;
+      row.mops = double(row.inserts) / seconds / 1e6;
+      row.occupancy_end = double(count) / double(capacity);
+      // lookups at this occupancy: [single neg, single pos, batch neg, batch pos]
+      uint64_t pos = 0;
+      for (int kind = 0; kind < 2; ++kind) {
+        MakeQueries(keys, fill, count, kind == 0 ? 0.0 : 1.0, &rng, &next_absent,
+                    &occ_queries);
+        row.lookup_ns[kind] = TimeSingle(*filter, occ_queries, &pos);
+        row.lookup_ns[2 + kind] =
+            TimeBatch(*filter, occ_queries, batch_sizes.back(), out.get(), &pos);
+      }
+      bands.push_back(row);
+      std::fprintf(stderr, "[filter_bench] %s: sweep band %d: occupancy %.4f, %.2f Minserts/s\n",
+                   bc.token.c_str(), band, row.occupancy_end, row.mops);
+    }
+    summary.max_load = filter->stats().load_factor;
+    summary.max_load_bits_per_item = filter->stats().bits_per_item;
+    summary.max_load_fpr_expected = filter->stats().expected_fpr;
+    // FPR at the maximum load, on --queries fresh absent keys.
+    MakeQueries(keys, fill, count, 0.0, &rng, &next_absent, &queries);
+    uint64_t positives = 0;
+    TimeSingle(*filter, queries, &positives);
+    summary.max_load_fpr = double(positives) / double(queries.size());
+  }
+
+  summary.wall_over_cpu = (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
+
+  // ---- print
+  std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64 " buckets, %.2f MB table ===\n",
+              bc.token.c_str(), Describe(config).c_str(), n, st.num_buckets,
+              st.table_bytes / 1048576.0);
+  std::printf("timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
+              FLAGS_clock.c_str(), summary.wall_over_cpu,
+              summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)" : "");
+  std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor, st.bits_per_item);
+  std::printf("FPR:          measured %.5f%% on %" PRIu64
+              " absent queries; expected %.5f%%; 2b*load/2^f %.5f%%\n",
+              100 * summary.fpr_measured, FLAGS_queries, 100 * st.expected_fpr,
+              100 * summary.fpr_paper);
+  std::printf("construction: %.2f Mkeys/s (median of %d; min %.2f, max %.2f)%s\n",
+              summary.construct.median, FLAGS_repeats, summary.construct.min,
+              summary.construct.max,
+              summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
+  std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n", FLAGS_queries,
+              FLAGS_repeats);
+  std::printf("  %-6s %-10s %9s %9s %9s %8s %8s\n", "found", "mode", "ns/op",
+              "min", "max", "Mops/s", "speedup");
+  for (const LookupRow& r : rows) {
+    std::printf("  %-6.2f %-10s %9.2f %9.2f %9.2f %8.2f %7.2fx\n", r.found,
+                r.mode.c_str(), r.ns.median, r.ns.min, r.ns.max, 1e3 / r.ns.median,
+                r.speedup);
+  }
+  if (!bands.empty()) {
+    std::printf("\nfill sweep (one run; lookups with %" PRIu64 " queries, batch %zu):\n",
+                FLAGS_occupancy_queries, batch_sizes.back());
+    std::printf("  %-9s %10s %9s | %10s %10s %10s %10s\n", "occupancy", "inserts",
+                "Mins/s", "neg 1x ns", "pos 1x ns", "neg bat ns", "pos bat ns");
+    for (const BandRow& b : bands) {
+      std::printf("  %-9.4f %10" PRIu64 " %9.2f | %10.2f %10.2f %10.2f %10.2f\n",
+                  b.occupancy_end, b.inserts, b.mops, b.lookup_ns[0], b.lookup_ns[1],
+                  b.lookup_ns[2], b.lookup_ns[3]);
+    }
+    std::printf("  first failure at load %.4f: %.3f bits/item, FPR measured %.5f%% "
+                "(expected %.5f%%)\n",
+                summary.max_load, summary.max_load_bits_per_item,
+                100 * summary.max_load_fpr, 100 * summary.max_load_fpr_expected);
+  }
+  std::fflush(stdout);
+
+  // ---- CSV
+  csv->Row("summary", "", "", "load_factor", st.load_factor);
+  csv->Row("summary", "", "", "bits_per_item", st.bits_per_item);
+  csv->Row("summary", "", "", "table_bytes", double(st.table_bytes));
+  csv->Row("summary", "", "", "fpr_measured", summary.fpr_measured);
+  csv->Row("summary", "", "", "fpr_expected", st.expected_fpr);
+  csv->Row("summary", "", "", "fpr_paper", summary.fpr_paper);
+  csv->Row("summary", "", "", "construct_mkeys_per_s", summary.construct.median);
+  csv->Row("summary", "", "", "construct_mkeys_per_s_min", summary.construct.min);
+  csv->Row("summary", "", "", "construct_mkeys_per_s_max", summary.construct.max);
+  csv->Row("summary", "", "", "construct_failures", double(summary.construct_failures));
+  csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
+  csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
+  if (!bands.empty()) {
+    csv->Row("summary", "", "", "max_load", summary.max_load);
+    csv->Row("summary", "", "", "max_load_bits_per_item", summary.max_load_bits_per_item);
+    csv->Row("summary", "", "", "max_load_fpr_measured", summary.max_load_fpr);
+    csv->Row("summary", "", "", "max_load_fpr_expected", summary.max_load_fpr_expected);
+  }
+  for (const LookupRow& r : rows) {
+    const std::string x = Num(r.found);
+    csv->Row("lookup", x, r.mode, "ns_per_op", r.ns.median);
+    csv->Row("lookup", x, r.mode, "ns_per_op_min", r.ns.min);
+    csv->Row("lookup", x, r.mode, "ns_per_op_max", r.ns.max);
+    csv->Row("lookup", x, r.mode, "mops", 1e3 / r.ns.median);
+    csv->Row("lookup", x, r.mode, "speedup_vs_single", r.speedup);
+    csv->Row("lookup", x, r.mode, "positives", double(r.positives));
+  }
+  const std::string batch_mode = "batch" + std::to_string(batch_sizes.back());
+  const std::string modes[4] = {"single/neg", "single/pos", batch_mode + "/neg",
+                                batch_mode + "/pos"};
+  for (const BandRow& b : bands) {
+    const std::string x = Num(b.occupancy_end);
+    csv->Row("insert_band", x, "", "mops", b.mops);
+    csv->Row("insert_band", x, "", "inserts", double(b.inserts));
+    for (int k = 0; k < 4; ++k) {
+      csv->Row("lookup_occupancy", x, modes[k], "ns_per_op", b.lookup_ns[k]);
+      csv->Row("lookup_occupancy", x, modes[k], "mops", 1e3 / b.lookup_ns[k]);
+    }
+  }
+  return summary;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "filter_bench: space, FPR, construction and lookup throughput of the "
+      "cuckoo filter core. See the header of db_bench_ext/filter_bench.cc for "
+      "the CSV columns.");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+
+  std::vector<BenchConfig> configs;
+  std::string error;
+  if (!ParseConfigs(FLAGS_configs, &configs, &error)) {
+    std::fprintf(stderr, "--configs: %s\n", error.c_str());
+    return 1;
+  }
+  std::vector<size_t> batch_sizes;
+  if (!ParseList(FLAGS_batch_sizes, &batch_sizes) ||
+      std::count(batch_sizes.begin(), batch_sizes.end(), size_t{0}) > 0) {
+    std::fprintf(stderr, "--batch_sizes: expected positive integers\n");
+    return 1;
+  }
+  std::vector<double> found;
+  if (!ParseList(FLAGS_found, &found)) {
+    std::fprintf(stderr, "--found: expected fractions in [0, 1]\n");
+    return 1;
+  }
+  if (FLAGS_clock != "cpu" && FLAGS_clock != "wall") {
+    std::fprintf(stderr, "--clock: cpu or wall\n");
+    return 1;
+  }
+  if (FLAGS_num == 0 || FLAGS_queries == 0 || FLAGS_repeats < 1 || FLAGS_bands < 1 ||
+      FLAGS_occupancy_queries == 0) {
+    std::fprintf(stderr, "--num, --queries, --repeats, --bands and "
+                         "--occupancy_queries must be positive\n");
+    return 1;
+  }
+  Csv csv;
+  if (!csv.Open(FLAGS_csv)) {
+    std::fprintf(stderr, "cannot write %s\n", FLAGS_csv.c_str());
+    return 1;
+  }
+
+  std::fprintf(stderr, "[filter_bench] generating %" PRIu64 " keys\n", FLAGS_num);
+  const KeyStream keys(FLAGS_seed);
+  std::vector<uint64_t> inserted(FLAGS_num);
+  for (uint64_t i = 0; i < FLAGS_num; ++i) inserted[i] = keys.Inserted(i);
+
+  std::printf("filter_bench: num=%" PRIu64 " queries=%" PRIu64 " repeats=%d seed=%u "
+              "batch_sizes=%s found=%s clock=%s\n",
+              FLAGS_num, FLAGS_queries, FLAGS_repeats, FLAGS_seed,
+              FLAGS_batch_sizes.c_str(), FLAGS_found.c_str(), FLAGS_clock.c_str());
+  std::vector<Summary> summaries;
+  for (const BenchConfig& bc : configs) {
+    summaries.push_back(RunConfig(bc, inserted, keys, batch_sizes, found, &csv));
+  }
+  PrintTargets(summaries);
+  return 0;
+}
