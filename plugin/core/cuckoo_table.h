@@ -70,7 +70,8 @@ template <typename S>
 class CuckooTable {
  public:
   using Codec = BucketCodec<S>;
-  static constexpr int kBatch = 16;  // keys whose buckets are prefetched together
+  // Keys whose buckets are in flight ahead of the probe in ContainsBatch.
+  static constexpr size_t kPrefetchDistance = 16;
 
   static bool Contains(const TableRef& t, uint64_t hash) {
     const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
@@ -79,22 +80,27 @@ class CuckooTable {
     return Probe(t, fp, i1, i2);
   }
 
+  // Rolling prefetch: both buckets of key k + kPrefetchDistance are
+  // requested before key k is probed, so the memory system always has
+  // 2 * kPrefetchDistance bucket loads outstanding, across group borders.
   static void ContainsBatch(const TableRef& t, const uint64_t* hashes,
                             size_t n, bool* out) {
-    uint32_t fps[kBatch], b1[kBatch], b2[kBatch];
-    for (size_t start = 0; start < n; start += kBatch) {
-      const size_t count = n - start < kBatch ? n - start : kBatch;
-      for (size_t k = 0; k < count; ++k) {
-        const uint64_t h = hashes[start + k];
-        fps[k] = FingerprintOf<S::kFpBits>(h);
-        b1[k] = PrimaryBucket(h, t.num_buckets);
-        b2[k] = AltBucket(b1[k], fps[k], t.num_buckets, t.seed);
-        __builtin_prefetch(Codec::BucketAddress(t.table, b1[k]));
-        __builtin_prefetch(Codec::BucketAddress(t.table, b2[k]));
-      }
-      for (size_t k = 0; k < count; ++k) {
-        out[start + k] = Probe(t, fps[k], b1[k], b2[k]);
-      }
+    uint32_t fps[kPrefetchDistance], b1[kPrefetchDistance], b2[kPrefetchDistance];
+    auto prepare = [&](size_t k) {
+      const size_t slot = k % kPrefetchDistance;
+      const uint64_t h = hashes[k];
+      fps[slot] = FingerprintOf<S::kFpBits>(h);
+      b1[slot] = PrimaryBucket(h, t.num_buckets);
+      b2[slot] = AltBucket(b1[slot], fps[slot], t.num_buckets, t.seed);
+      __builtin_prefetch(Codec::BucketAddress(t.table, b1[slot]));
+      __builtin_prefetch(Codec::BucketAddress(t.table, b2[slot]));
+    };
+    const size_t primed = n < kPrefetchDistance ? n : kPrefetchDistance;
+    for (size_t k = 0; k < primed; ++k) prepare(k);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t slot = k % kPrefetchDistance;
+      out[k] = Probe(t, fps[slot], b1[slot], b2[slot]);
+      if (k + kPrefetchDistance < n) prepare(k + kPrefetchDistance);
     }
   }
 
