@@ -30,10 +30,15 @@
 //       The smallest automatic layout whose expected false positive rate is at
 //       most <rate> (0 < rate < 1).
 // Invalid arguments (e.g. "cuckoofilter:abc", "cuckoofilter:-1", bucket size 3)
-// make FilterPolicy::CreateFromString and the options parsers return a non-OK
-// Status. Name() is the canonical string, always of one of the first two forms
-// (bits per key with at most 3 decimals), and parses back to an identical
-// policy, so the policy round-trips through OPTIONS files.
+// make FilterPolicy::CreateFromString and strict options parsing
+// (ConfigOptions::input_strings_escaped = false) return InvalidArgument.
+// Note that RocksDB's lenient parsing (escaped input, used for OPTIONS files)
+// ignores errors of options set by name, and an unregistered name loads as
+// "no filter" with an OK status: check that a loaded filter_policy is not
+// null (IsCuckooFilterPolicy). Name() is the canonical string, always of one
+// of the first two forms (bits per key with at most 3 decimals), and parses
+// back to an identical policy, so the policy round-trips through OPTIONS
+// files.
 //
 // Compatibility: all cuckoo policies read each other's filter blocks (the
 // layout is in the block trailer); CompatibilityName() is shared by all of
@@ -106,8 +111,9 @@ struct CuckooFilterLayout {
   double bits_per_key = 0;
   // Target load factor: (bits per entry) / bits_per_key.
   double load_factor = 0;
-  // Expected false positive rate at that load:
-  // 1 - (1 - 1 / (2^f - 1))^(2 * b * load).
+  // Expected false positive rate at that load: 2 * b * load / (2^f - 1)
+  // (an absent key matches iff its (bucket pair, fingerprint) combination
+  // is stored; the builder stores almost every combination only once).
   double expected_fpr = 0;
   // The canonical options string, e.g. "cuckoofilter:10" (== policy Name()).
   std::string name;

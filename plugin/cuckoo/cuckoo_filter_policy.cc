@@ -616,14 +616,14 @@ Status NewCuckooFilterPolicy(const CuckooFilterOptions& options,
 
 int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                  const std::string& /*arg*/) {
-  // "cuckoofilter" followed by ":" and anything: every argument string
-  // reaches the factory, so a malformed one is an InvalidArgument error
+  // "cuckoofilter" followed by ":" and anything (even nothing): every
+  // argument string reaches the factory, so a malformed one is an InvalidArgument error
   // instead of an unregistered name (which options parsing would silently
   // turn into "no filter"). The bare name also matches, and is rejected.
   library.AddFactory<const FilterPolicy>(
       ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(internal::kPolicyClassName,
                                                      /*optional=*/true)
-          .AddSeparator(":", /*at_least_one=*/true),
+          .AddSeparator(":", /*at_least_one=*/false),
       [](const std::string& uri, std::unique_ptr<const FilterPolicy>* guard,
          std::string* errmsg) -> const FilterPolicy* {
         internal::PolicyConfig config;

@@ -1,5 +1,6 @@
 #include "policy_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -144,8 +145,7 @@ Status ConfigForTargetFpr(double rate, PolicyConfig* out) {
   double best_bits = 0;
   for (const Candidate& c : AutoCandidates()) {
     // Load at which the expected rate equals `rate`, capped at the maximum.
-    const double p = 1.0 / (std::ldexp(1.0, c.fingerprint_bits) - 1);
-    double load = std::log1p(-rate) / (8.0 * std::log1p(-p));
+    double load = rate * (std::ldexp(1.0, c.fingerprint_bits) - 1) / 8.0;
     if (load > kAutoMaxLoad) load = kAutoMaxLoad;
     const double bits = BitsPerEntry(c.fingerprint_bits, c.semi_sort) / load;
     if (best_bits == 0 || bits < best_bits) best_bits = bits;
@@ -171,9 +171,11 @@ double PolicyConfig::MaxLoad() const {
   return explicit_layout ? cuckoo::DefaultTargetLoad(bucket_size) : kAutoMaxLoad;
 }
 
+double PolicyConfig::HardMaxLoad() const { return std::min(0.99, MaxLoad() + kLoadSlack); }
+
 double ExpectedFpr(int fingerprint_bits, int bucket_size, double load) {
   const double distinct = std::ldexp(1.0, fingerprint_bits) - 1;
-  return 1.0 - std::pow(1.0 - 1.0 / distinct, 2.0 * bucket_size * load);
+  return std::min(1.0, 2.0 * bucket_size * load / distinct);
 }
 
 PolicyConfig AutoConfig(int millibits_per_key) {
@@ -311,7 +313,7 @@ uint64_t BucketsForKeys(const PolicyConfig& config, uint64_t num_keys) {
   buckets &= ~uint64_t{1};
   // Never above the maximum load (only tiny n round that far down).
   const double min_buckets =
-      std::ceil(double(num_keys) / (config.bucket_size * config.MaxLoad()));
+      std::ceil(double(num_keys) / (config.bucket_size * config.HardMaxLoad()));
   if (double(buckets) < min_buckets) {
     if (!(min_buckets <= double(cuckoo::kMaxBuckets))) return 0;
     buckets = static_cast<uint64_t>(min_buckets);

@@ -19,8 +19,10 @@ constexpr const char* kPolicyClassName = "cuckoofilter";
 // Meta-block name suffix shared by every cuckoo policy. Change it (and the
 // core's format version) whenever the encoding of a filter block changes.
 constexpr const char* kCompatibilityName = "rocksdb_cuckoo.CuckooFilter.v1";
-// Maximum sizing load of automatic layouts (buckets of 4).
+// Maximum target load of automatic layouts (buckets of 4).
 constexpr double kAutoMaxLoad = 0.95;
+// See PolicyConfig::HardMaxLoad.
+constexpr double kLoadSlack = 0.01;
 
 // A resolved policy configuration. The budget is kept in millibits per key
 // so that Name() round-trips exactly.
@@ -39,12 +41,21 @@ struct PolicyConfig {
   double BitsPerKey() const { return millibits_per_key / 1000.0; }
   // Target load factor: bits per entry / bits per key.
   double TargetLoad() const;
-  // Highest load the sizing accepts (the core's default load of b).
+  // Highest target load of the layout: kAutoMaxLoad, or the core's default
+  // load of b for explicit layouts.
   double MaxLoad() const;
+  // Highest load BucketsForKeys accepts: MaxLoad() plus kLoadSlack, so that
+  // rounding the bucket count down to even never exceeds the budget for a
+  // target load at MaxLoad() (n >= ~1000). The builder retries and, rarely,
+  // grows the table if a walk fails there.
+  double HardMaxLoad() const;
 };
 
-// 1 - (1 - 1/(2^f - 1))^(2 * b * load): the chance that one of the 2b
-// probed entries equals a random fingerprint.
+// 2 * b * load / (2^f - 1), at most 1: the false positive rate of a table
+// at that load. An absent key matches iff its (bucket pair, fingerprint)
+// combination, uniform among (m / 2) * (2^f - 1), is stored. The builder
+// stores almost every combination at most once (see bulk_builder.h), so
+// this is exact up to the rare repeats, which only lower the rate.
 double ExpectedFpr(int fingerprint_bits, int bucket_size, double load);
 
 // Parses an options string ("cuckoofilter:..."; see filter_policy.h).
@@ -65,7 +76,7 @@ void DescribeConfig(const PolicyConfig& config, CuckooFilterLayout* layout);
 
 // Number of buckets for n distinct keys: the largest even count whose table
 // fits n * bits_per_key bits, raised if needed so that the load stays at or
-// below MaxLoad(); at least 2. Returns 0 if more than cuckoo::kMaxBuckets
+// below HardMaxLoad(); at least 2. Returns 0 if more than cuckoo::kMaxBuckets
 // would be needed.
 uint64_t BucketsForKeys(const PolicyConfig& config, uint64_t num_keys);
 
