@@ -10,8 +10,7 @@
 //   - batched MayMatch (the MultiGet path, batches of --batch keys) for
 //     present and absent keys;
 //   - the false positive rate over --queries absent keys.
-// Queries visit keys in a random order. Every timing is the best of
-// --repeats runs (the machine may be shared). No result is assumed: a false
+// Queries visit keys in a random order. No result is assumed: a false
 // negative aborts the run.
 //
 // Policies (--policies, comma separated):
@@ -50,6 +49,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -70,7 +70,7 @@ DEFINE_string(policies, "bloom,ribbon,cuckoo,cuckoo_plain",
               "Comma-separated policies: bloom, ribbon, cuckoo, cuckoo_plain");
 DEFINE_int32(batch, 32, "Keys per batched MayMatch call (MultiGet uses <= 32)");
 DEFINE_int32(key_size, 16, "Bytes per key (>= 8)");
-DEFINE_int32(repeats, 3, "Runs per timing; the best is reported");
+DEFINE_int32(repeats, 5, "Runs per timing; the best is reported");
 DEFINE_uint64(seed, 1, "Seed of the key generator and query order");
 DEFINE_string(csv, "", "Also write the table as CSV to this file");
 
@@ -169,113 +169,141 @@ std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind, double b
   return nullptr;
 }
 
-template <typename Fn>
-double BestSeconds(int repeats, Fn&& fn) {
-  double best = 1e300;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
-    const auto start = Clock::now();
-    fn();
-    best = std::min(best, Seconds(start, Clock::now()));
-  }
-  return best;
-}
-
-bool RunOne(const std::string& kind, double bits, const KeySet& present,
-            const KeySet& pos_queries, const KeySet& neg_queries, Row* row) {
-  std::string error;
-  std::shared_ptr<const FilterPolicy> policy = MakePolicy(kind, bits, &error);
-  if (!policy) {
-    fprintf(stderr, "%s: %s\n", kind.c_str(), error.c_str());
-    return false;
-  }
-  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
-  table_options.filter_policy = policy;
-  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
-
-  // Build (best of --repeats, a fresh builder each time).
+// One policy under test: its filter and reader, and its best timings.
+struct Subject {
+  std::string kind;
+  std::shared_ptr<const FilterPolicy> policy;
   std::unique_ptr<const char[]> block;
   Slice contents;
-  const double build_s = BestSeconds(FLAGS_repeats, [&] {
-    std::unique_ptr<FilterBitsBuilder> builder(policy->GetBuilderWithContext(context));
+  std::unique_ptr<FilterBitsReader> reader;
+  Row row;
+  double build_s = 1e300, pos_s = 1e300, neg_s = 1e300, batch_pos_s = 1e300,
+         batch_neg_s = 1e300;
+  size_t false_pos = 0;
+};
+
+double Time(const std::function<void()>& fn) {
+  const auto start = Clock::now();
+  fn();
+  return Seconds(start, Clock::now());
+}
+
+// Builds the filter of `present` with a fresh builder (as RocksDB does per
+// table file) and returns the seconds taken.
+double Build(Subject* s, const KeySet& present) {
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+  table_options.filter_policy = s->policy;
+  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
+  std::unique_ptr<const char[]> buf;
+  Slice contents;
+  const double seconds = Time([&] {
+    std::unique_ptr<FilterBitsBuilder> builder(s->policy->GetBuilderWithContext(context));
     for (const Slice& k : present.keys) builder->AddKey(k);
     ROCKSDB_NAMESPACE::Status status;
-    std::unique_ptr<const char[]> buf;
     contents = builder->Finish(&buf, &status);
-    block = std::move(buf);
     if (!status.ok()) {
-      fprintf(stderr, "%s: Finish failed: %s\n", kind.c_str(), status.ToString().c_str());
+      fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(), status.ToString().c_str());
       std::exit(1);
     }
   });
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(contents));
+  s->block = std::move(buf);
+  s->contents = contents;
+  s->reader.reset(s->policy->GetFilterBitsReader(contents));
+  return seconds;
+}
 
-  row->policy = kind;
-  row->bits_arg = bits;
-  row->name = policy->Name();
-  row->keys = present.keys.size();
-  row->filter_bytes = contents.size();
-  row->bits_per_key = contents.size() * 8.0 / present.keys.size();
-  row->build_ns = build_s * 1e9 / present.keys.size();
+size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
+  size_t matched = 0;
+  for (const Slice& k : set.keys) matched += reader->MayMatch(k);
+  return matched;
+}
 
-  const size_t q = pos_queries.keys.size();
-  const size_t nq = neg_queries.keys.size();
-  // Single lookups. The sums keep the calls from being optimized away and
-  // check for false negatives.
-  size_t hits = 0;
-  const double pos_s = BestSeconds(FLAGS_repeats, [&] {
-    hits = 0;
-    for (const Slice& k : pos_queries.keys) hits += reader->MayMatch(k);
-  });
-  if (hits != q) {
-    fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
-            kind.c_str(), hits, q);
-    std::exit(2);
-  }
-  size_t false_pos = 0;
-  const double neg_s = BestSeconds(FLAGS_repeats, [&] {
-    false_pos = 0;
-    for (const Slice& k : neg_queries.keys) false_pos += reader->MayMatch(k);
-  });
-
-  // Batched lookups, as FullFilterBlockReader::KeysMayMatch does for MultiGet.
-  const int batch = std::max(1, FLAGS_batch);
+// Batched lookups, as FullFilterBlockReader::KeysMayMatch does for MultiGet.
+size_t BatchedLookups(FilterBitsReader* reader, const KeySet& set, int batch) {
   std::vector<Slice*> ptrs(batch);
   std::unique_ptr<bool[]> may(new bool[batch]);
-  auto run_batched = [&](const KeySet& set) {
-    size_t matched = 0;
-    for (size_t start = 0; start < set.keys.size(); start += batch) {
-      const int n = static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
-      for (int k = 0; k < n; ++k) {
-        ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
-      }
-      reader->MayMatch(n, ptrs.data(), may.get());
-      for (int k = 0; k < n; ++k) matched += may[k];
+  size_t matched = 0;
+  for (size_t start = 0; start < set.keys.size(); start += batch) {
+    const int n = static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
+    for (int k = 0; k < n; ++k) ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
+    reader->MayMatch(n, ptrs.data(), may.get());
+    for (int k = 0; k < n; ++k) matched += may[k];
+  }
+  return matched;
+}
+
+// Measures every policy at one bits/key. Each repeat runs every policy back
+// to back (builds, then each query kind), so that a busy machine slows all
+// of them alike; the best time of each is kept.
+bool RunBits(const std::vector<std::string>& kinds, double bits, const KeySet& present,
+             const KeySet& pos_queries, const KeySet& neg_queries,
+             std::vector<Row>* rows) {
+  std::vector<Subject> subjects(kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string error;
+    subjects[i].kind = kinds[i];
+    subjects[i].policy = MakePolicy(kinds[i], bits, &error);
+    if (!subjects[i].policy) {
+      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
+      return false;
     }
-    return matched;
-  };
-  size_t batch_hits = 0;
-  const double batch_pos_s = BestSeconds(FLAGS_repeats, [&] {
-    batch_hits = run_batched(pos_queries);
-  });
-  if (batch_hits != q) {
-    fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
-            kind.c_str(), batch_hits, q);
-    std::exit(2);
   }
-  size_t batch_false_pos = 0;
-  const double batch_neg_s = BestSeconds(FLAGS_repeats, [&] {
-    batch_false_pos = run_batched(neg_queries);
-  });
-  if (batch_false_pos != false_pos) {
-    fprintf(stderr, "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
-            kind.c_str(), batch_false_pos, false_pos);
-    std::exit(2);
+  const size_t q = pos_queries.keys.size();
+  const size_t nq = neg_queries.keys.size();
+  const int batch = std::max(1, FLAGS_batch);
+  for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
+    for (Subject& s : subjects) s.build_s = std::min(s.build_s, Build(&s, present));
+    for (Subject& s : subjects) {
+      size_t hits = 0;
+      s.pos_s = std::min(s.pos_s, Time([&] { hits = SingleLookups(s.reader.get(), pos_queries); }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
+                s.kind.c_str(), hits, q);
+        std::exit(2);
+      }
+    }
+    for (Subject& s : subjects) {
+      s.neg_s = std::min(s.neg_s, Time([&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
+    }
+    for (Subject& s : subjects) {
+      size_t hits = 0;
+      s.batch_pos_s = std::min(s.batch_pos_s, Time([&] {
+        hits = BatchedLookups(s.reader.get(), pos_queries, batch);
+      }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
+                s.kind.c_str(), hits, q);
+        std::exit(2);
+      }
+    }
+    for (Subject& s : subjects) {
+      size_t matched = 0;
+      s.batch_neg_s = std::min(s.batch_neg_s, Time([&] {
+        matched = BatchedLookups(s.reader.get(), neg_queries, batch);
+      }));
+      if (matched != s.false_pos) {
+        fprintf(stderr, "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
+                s.kind.c_str(), matched, s.false_pos);
+        std::exit(2);
+      }
+    }
   }
-  row->fpr_percent = 100.0 * false_pos / nq;
-  row->pos_ns = pos_s * 1e9 / q;
-  row->neg_ns = neg_s * 1e9 / nq;
-  row->batch_pos_ns = batch_pos_s * 1e9 / q;
-  row->batch_neg_ns = batch_neg_s * 1e9 / nq;
+  for (Subject& s : subjects) {
+    Row& row = s.row;
+    row.policy = s.kind;
+    row.bits_arg = bits;
+    row.name = s.policy->Name();
+    row.keys = present.keys.size();
+    row.filter_bytes = s.contents.size();
+    row.bits_per_key = s.contents.size() * 8.0 / present.keys.size();
+    row.fpr_percent = 100.0 * s.false_pos / nq;
+    row.build_ns = s.build_s * 1e9 / present.keys.size();
+    row.pos_ns = s.pos_s * 1e9 / q;
+    row.neg_ns = s.neg_s * 1e9 / nq;
+    row.batch_pos_ns = s.batch_pos_s * 1e9 / q;
+    row.batch_neg_ns = s.batch_neg_s * 1e9 / nq;
+    rows->push_back(row);
+  }
   return true;
 }
 
@@ -321,11 +349,7 @@ int main(int argc, char** argv) {
   for (double bits : bits_list) {
     const Row* bloom = nullptr;
     size_t first = rows.size();
-    for (const std::string& kind : policies) {
-      Row row;
-      if (!RunOne(kind, bits, present, pos_queries, neg_queries, &row)) return 1;
-      rows.push_back(row);
-    }
+    if (!RunBits(policies, bits, present, pos_queries, neg_queries, &rows)) return 1;
     for (size_t i = first; i < rows.size(); ++i) {
       if (rows[i].policy == "bloom") bloom = &rows[i];
     }

@@ -230,14 +230,18 @@ class BulkBuilder {
     int kicks = 0;
     uint32_t homeless = 0;  // fingerprint without a slot
     uint32_t bucket = 0;    // full bucket of `homeless` the walk is at
+    Slot seen[kB];          // entries of `bucket` when `alts` were computed
+    uint32_t alts[kB];      // their alternate buckets (prefetched)
   };
 
-  // Prefetches the buckets the next step of a lane reads: the alternate
-  // buckets of the entries of lane.bucket.
-  static void PrefetchStep(const State& st, const Lane& lane) {
-    const Slot* b = st.Bucket(lane.bucket);
+  // Computes and prefetches the buckets the next step of a lane reads: the
+  // alternate buckets of the entries of lane->bucket.
+  static void PrefetchStep(const State& st, Lane* lane) {
+    const Slot* b = st.Bucket(lane->bucket);
     for (int j = 0; j < kB; ++j) {
-      __builtin_prefetch(st.Bucket(st.Alt(lane.bucket, b[j])), 1);
+      lane->seen[j] = b[j];
+      lane->alts[j] = st.Alt(lane->bucket, b[j]);
+      __builtin_prefetch(st.Bucket(lane->alts[j]), 1);
     }
   }
 
@@ -245,8 +249,11 @@ class BulkBuilder {
   static bool Step(const State& st, Lane* lane, uint64_t* rng) {
     Slot* b = st.Bucket(lane->bucket);
     if (Put(b, lane->homeless)) return true;  // another lane made room
-    uint32_t alts[kB];
-    for (int j = 0; j < kB; ++j) alts[j] = st.Alt(lane->bucket, b[j]);
+    // Other lanes may have changed the bucket since PrefetchStep.
+    if (std::memcmp(b, lane->seen, sizeof(lane->seen)) != 0) {
+      for (int j = 0; j < kB; ++j) lane->alts[j] = st.Alt(lane->bucket, b[j]);
+    }
+    const uint32_t* alts = lane->alts;
     const uint32_t r = static_cast<uint32_t>(SplitMix64(rng));
     for (int k = 0; k < kB; ++k) {
       const int j = static_cast<int>((r + k) & (kB - 1));
@@ -293,7 +300,7 @@ class BulkBuilder {
         Lane& lane = lanes[l];
         if (!lane.active) continue;
         if (!lane.warm) {
-          PrefetchStep(*st, lane);
+          PrefetchStep(*st, &lane);
           lane.warm = true;
           continue;
         }
@@ -308,7 +315,7 @@ class BulkBuilder {
           result->victim_fp = lane.homeless;
           result->victim_bucket = lane.bucket;
         } else {
-          PrefetchStep(*st, lane);
+          PrefetchStep(*st, &lane);
         }
       }
     }

@@ -115,6 +115,8 @@ class AlwaysMayMatchReader final : public FilterBitsReader {
 // has a single virtual call (this one) and no runtime layout dispatch.
 template <typename S>
 class CuckooBitsReader final : public FilterBitsReader {
+  using Codec = cuckoo::internal::BucketCodec<S>;
+
  public:
   explicit CuckooBitsReader(const TableRef& ref) : ref_(ref) {}
 
@@ -122,15 +124,27 @@ class CuckooBitsReader final : public FilterBitsReader {
     return CuckooTable<S>::Contains(ref_, HashSlice(key));
   }
 
-  // MultiGet path: hashes a batch, then probes it with prefetching.
+  // MultiGet path (batches of up to 32 keys): hashes every key of the batch
+  // and prefetches both of its buckets, then probes them all, so the cache
+  // misses of the whole batch overlap each other and the hashing.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
     constexpr int kChunk = 64;
     uint64_t hashes[kChunk];
+    const TableRef ref = ref_;  // not reloaded after each bool store
     for (int start = 0; start < num_keys; start += kChunk) {
       const int count = std::min(kChunk, num_keys - start);
-      for (int k = 0; k < count; ++k) hashes[k] = HashSlice(*keys[start + k]);
-      CuckooTable<S>::ContainsBatch(ref_, hashes, static_cast<size_t>(count),
-                                    may_match + start);
+      for (int k = 0; k < count; ++k) {
+        const uint64_t h = HashSlice(*keys[start + k]);
+        hashes[k] = h;
+        const uint32_t fp = cuckoo::internal::FingerprintOf<S::kFpBits>(h);
+        const uint32_t i1 = cuckoo::internal::PrimaryBucket(h, ref.num_buckets);
+        const uint32_t i2 = cuckoo::internal::AltBucket(i1, fp, ref.num_buckets, ref.seed);
+        __builtin_prefetch(Codec::BucketAddress(ref.table, i1));
+        __builtin_prefetch(Codec::BucketAddress(ref.table, i2));
+      }
+      for (int k = 0; k < count; ++k) {
+        may_match[start + k] = CuckooTable<S>::Contains(ref, hashes[k]);
+      }
     }
   }
 
