@@ -48,6 +48,7 @@
 #include "bit_util.h"
 #include "bucket_codec.h"
 #include "cuckoo_table.h"
+#include "hash_list.h"
 #include "table_settings.h"
 
 namespace rocksdb_cuckoo {
@@ -90,10 +91,10 @@ class BulkBuilder {
   static constexpr size_t kAhead = 16;  // items whose buckets are prefetched
   static constexpr int kLanes = 8;      // relocation walks in flight
 
-  // Builds the table of the `n` hashes into `table`, which must be zeroed
-  // and writable for S::TableBytes(num_buckets) + kTableLoadSlack bytes.
-  // O(n) expected.
-  static BulkBuildResult Build(const uint64_t* hashes, size_t n,
+  // Builds the table of the hashes in `spans` (n in total) into `table`,
+  // which must be zeroed and writable for S::TableBytes(num_buckets) +
+  // kTableLoadSlack bytes. O(n) expected.
+  static BulkBuildResult Build(const HashSpan* spans, size_t num_spans, size_t n,
                                const BulkBuildParams& params,
                                BulkScratch* scratch, uint8_t* table) {
     std::vector<Slot>& slots = Slots(scratch);
@@ -105,17 +106,21 @@ class BulkBuilder {
     BulkBuildResult result;
 
     // Phase 1: primary buckets.
-    for (size_t k = 0; k < n; ++k) {
-      if (k + kAhead < n) {
-        __builtin_prefetch(st.Bucket(PrimaryBucket(hashes[k + kAhead], m)), 1);
-      }
-      const uint64_t h = hashes[k];
-      const uint32_t fp = FingerprintOf<S::kFpBits>(h);
-      Slot* b1 = st.Bucket(PrimaryBucket(h, m));
-      if (Has(b1, fp)) {
-        ++result.skipped;
-      } else if (!Put(b1, fp)) {
-        pending.push_back(h);
+    for (size_t s = 0; s < num_spans; ++s) {
+      const uint64_t* hashes = spans[s].data;
+      const size_t count = spans[s].size;
+      for (size_t k = 0; k < count; ++k) {
+        if (k + kAhead < count) {
+          __builtin_prefetch(st.Bucket(PrimaryBucket(hashes[k + kAhead], m)), 1);
+        }
+        const uint64_t h = hashes[k];
+        const uint32_t fp = FingerprintOf<S::kFpBits>(h);
+        Slot* b1 = st.Bucket(PrimaryBucket(h, m));
+        if (Has(b1, fp)) {
+          ++result.skipped;
+        } else if (!Put(b1, fp)) {
+          pending.push_back(h);
+        }
       }
     }
 
