@@ -187,6 +187,14 @@ constexpr int kSeedsAtBudget = 3;
 constexpr int kMaxGrowSteps = 64;
 constexpr int kBuilderMaxKicks = 500;
 
+// Test hook (policy_config.h): relocation steps per walk, -1 for the default.
+std::atomic<int> max_kicks_override{-1};
+
+int BuilderMaxKicks() {
+  const int v = max_kicks_override.load(std::memory_order_relaxed);
+  return v >= 0 ? v : kBuilderMaxKicks;
+}
+
 class CuckooBitsBuilder final : public FilterBitsBuilder {
  public:
   CuckooBitsBuilder(const PolicyConfig& config,
@@ -469,7 +477,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         BulkBuildParams params;
         params.num_buckets = static_cast<uint32_t>(buckets);
         params.seed = seed;
-        params.max_kicks = kBuilderMaxKicks;
+        params.max_kicks = BuilderMaxKicks();
         BulkBuildResult r;
         DispatchSettings(config_.fingerprint_bits, config_.bucket_size,
                          config_.semi_sort, [&](auto settings) {
@@ -602,6 +610,11 @@ const CuckooFilterPolicy* AsCuckooPolicy(const FilterPolicy* policy) {
 }
 
 }  // namespace
+
+void SetBuilderMaxKicksForTesting(int max_kicks) {
+  max_kicks_override.store(max_kicks, std::memory_order_relaxed);
+}
+
 }  // namespace internal
 
 // ------------------------------------------------------------------ public API

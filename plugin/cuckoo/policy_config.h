@@ -90,6 +90,11 @@ uint64_t FilterBytesForKeys(const PolicyConfig& config, uint64_t num_keys);
 // Largest n with 0 < FilterBytesForKeys(n) <= bytes (0 if none).
 uint64_t KeysForFilterBytes(const PolicyConfig& config, uint64_t bytes);
 
+// Tests only: relocation steps a builder's walks may take (-1 restores the
+// default). With 0, every item that needs a walk fails, which exercises the
+// retry-with-another-seed and grow-the-table paths.
+void SetBuilderMaxKicksForTesting(int max_kicks);
+
 }  // namespace internal
 }  // namespace rocksdb_cuckoo
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -17,6 +18,7 @@
 #include "key_hash_inline.h"
 #include "policy_config.h"
 #include "rocksdb/convenience.h"
+#include "rocksdb/env.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
@@ -379,6 +381,56 @@ TEST(FilterBitsTest, MaybePostVerify) {
   CuckooFilterPolicyStats stats;
   ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &stats));
   EXPECT_EQ(stats.construction_corruptions, 2u);
+}
+
+// A Logger that keeps the messages.
+class CapturingLogger : public ROCKSDB_NAMESPACE::Logger {
+ public:
+  using ROCKSDB_NAMESPACE::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char buf[1024];
+    vsnprintf(buf, sizeof(buf), format, ap);
+    messages.push_back(buf);
+  }
+  std::vector<std::string> messages;
+};
+
+// With walks disabled, building fails at the budget: the builder must retry
+// with other seeds, then grow the table, and still return a correct block,
+// and say so in the info log and the counters.
+TEST(FilterBitsTest, NeverFailsRetriesThenGrows) {
+  auto policy = MakePolicy("cuckoofilter:10");
+  CapturingLogger logger;
+  BlockBasedTableOptions table_options;
+  FilterBuildingContext context(table_options);
+  context.info_log = &logger;
+  std::unique_ptr<FilterBitsBuilder> builder(policy->GetBuilderWithContext(context));
+  internal::SetBuilderMaxKicksForTesting(0);
+  const uint64_t n = 2000;
+  for (uint64_t i = 0; i < n; ++i) builder->AddKey(Key(i));
+  Block block = Finish(builder.get());
+  internal::SetBuilderMaxKicksForTesting(-1);
+  ASSERT_TRUE(block.status.ok());
+  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
+  for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(reader->MayMatch(Key(i)));
+  CuckooFilterPolicyStats stats;
+  ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &stats));
+  EXPECT_EQ(stats.filters_built, 1u);
+  EXPECT_EQ(stats.filters_grown, 1u);
+  EXPECT_GE(stats.build_retries, 3u);  // two more seeds at the budget, then growth
+  EXPECT_GT(block.contents.size(), std::ceil(n * 10.0 / 8) + 32);  // over budget
+  EXPECT_EQ(stats.invalid_blocks, 0u);
+  bool logged = false;
+  for (const std::string& m : logger.messages) {
+    logged |= m.find("cuckoofilter") != std::string::npos &&
+              m.find("exceeds") != std::string::npos;
+  }
+  EXPECT_TRUE(logged) << "no info_log line about the grown filter";
+
+  // Back to normal: the next filter is within budget.
+  for (uint64_t i = 0; i < n; ++i) builder->AddKey(Key(i));
+  Block normal = Finish(builder.get());
+  EXPECT_LE(double(normal.contents.size()), std::ceil(n * 10.0 / 8) + 32);
 }
 
 // ---------------------------------------------------------- corrupted blocks
