@@ -315,13 +315,11 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     if (!detect_corruption_) return Status::OK();
     Status s;
     std::string error;
-    std::unique_ptr<FilterBitsReader> reader(NewReaderForBlock(filter_content, &error));
-    if (reader == nullptr) {
+    cuckoo::CuckooFilterView view;
+    if (!cuckoo::CuckooFilterView::Parse(filter_content.data(), filter_content.size(),
+                                         &view, &error)) {
       s = Status::Corruption("cuckoo filter: built block does not parse: " + error);
     } else {
-      cuckoo::CuckooFilterView view;
-      cuckoo::CuckooFilterView::Parse(filter_content.data(), filter_content.size(),
-                                      &view, nullptr);
       constexpr size_t kChunk = 256;
       bool found[kChunk];
       for (const HashSpan& span : verify_hashes_.Spans()) {
