@@ -102,6 +102,25 @@ struct BucketCodec {
   }
 
   static bool SemiSortedContains(Word word, uint32_t fp) {
+    if constexpr (S::kLowBits >= 4) {
+      // Lane j of d is zero iff entry j equals fp: its low part and its
+      // high nibble (from the rank, pre-spread to the same lanes) both match.
+      constexpr uint64_t kLo = LaneOnes<uint64_t, S::kLowBits, 4>();
+      constexpr uint64_t kHi = kLo << (S::kLowBits - 1);
+      constexpr uint32_t kLowMask = (uint32_t{1} << S::kLowBits) - 1;
+      const uint64_t nibbles =
+          kSemiSortSpread<S::kLowBits>[static_cast<uint32_t>(word) & 0xfff];
+      const uint64_t lows = static_cast<uint64_t>(word >> 12);
+      const uint64_t d = (lows ^ (kLo * (fp & kLowMask))) |
+                         (nibbles ^ (kLo * (fp >> S::kLowBits)));
+      return ((d - kLo) & ~d & kHi) != 0;
+    } else {
+      return SemiSortedContainsNarrow(word, fp);
+    }
+  }
+
+  // Low parts narrower than a nibble: per-lane zero masks, combined.
+  static bool SemiSortedContainsNarrow(Word word, uint32_t fp) {
     const uint32_t nibbles =
         kSemiSortDecode[static_cast<uint32_t>(word) & 0xfff];
     uint32_t match =

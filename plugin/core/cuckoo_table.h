@@ -112,6 +112,15 @@ class CuckooTable {
     return Place(t, fp, i1, (SplitMix64(t.rng_state) & 1) != 0);
   }
 
+  // True if bucket i1 or i2 holds fp, or the victim slot does (fp at i1 or
+  // i2). For callers that compute fp, i1 and i2 = AltBucket(i1, fp, ...)
+  // ahead of the probe (e.g. to prefetch the buckets).
+  static bool Probe(const TableRef& t, uint32_t fp, uint32_t i1, uint32_t i2) {
+    // Non-short-circuit ORs: both bucket loads are issued together.
+    return Codec::Contains(t.table, i1, fp) | Codec::Contains(t.table, i2, fp) |
+           ((fp == t.victim_fp) & ((i1 == t.victim_bucket) | (i2 == t.victim_bucket)));
+  }
+
   static bool Erase(const MutableTableRef& t, uint64_t hash) {
     const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
     const uint32_t i1 = PrimaryBucket(hash, t.num_buckets);
@@ -140,12 +149,6 @@ class CuckooTable {
   }
 
  private:
-  static bool Probe(const TableRef& t, uint32_t fp, uint32_t i1, uint32_t i2) {
-    // Non-short-circuit ORs: both bucket loads are issued together.
-    return Codec::Contains(t.table, i1, fp) | Codec::Contains(t.table, i2, fp) |
-           ((fp == t.victim_fp) & ((i1 == t.victim_bucket) | (i2 == t.victim_bucket)));
-  }
-
   static bool TryAdd(uint8_t* table, uint32_t bucket, uint32_t fp) {
     uint32_t entries[S::kSlots];
     Codec::Read(table, bucket, entries);

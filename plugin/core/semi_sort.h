@@ -51,6 +51,29 @@ constexpr std::array<uint16_t, kSemiSortTableSize> MakeSemiSortDecodeTable() {
 inline constexpr std::array<uint16_t, kSemiSortTableSize> kSemiSortDecode =
     MakeSemiSortDecodeTable();
 
+// rank -> sorted nibbles spread to kLaneBits-wide lanes (nibble j at bit
+// j * kLaneBits), so that they line up with the low parts of the entries in
+// a semi-sorted bucket of (kLaneBits + 4)-bit fingerprints. Invalid ranks
+// map to 0, like kSemiSortDecode.
+template <int kLaneBits>
+constexpr std::array<uint64_t, kSemiSortTableSize> MakeSemiSortSpreadTable() {
+  static_assert(kLaneBits >= 4 && kLaneBits <= 12, "lanes hold a nibble, 4 fit 64 bits");
+  std::array<uint64_t, kSemiSortTableSize> table{};
+  for (uint32_t rank = 0; rank < kSemiSortTableSize; ++rank) {
+    const uint32_t packed = kSemiSortDecode[rank];
+    uint64_t spread = 0;
+    for (int j = 0; j < 4; ++j) {
+      spread |= uint64_t{(packed >> (4 * j)) & 0xf} << (j * kLaneBits);
+    }
+    table[rank] = spread;
+  }
+  return table;
+}
+
+template <int kLaneBits>
+inline constexpr std::array<uint64_t, kSemiSortTableSize> kSemiSortSpread =
+    MakeSemiSortSpreadTable<kLaneBits>();
+
 }  // namespace internal
 }  // namespace cuckoo
 

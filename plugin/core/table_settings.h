@@ -15,6 +15,8 @@ namespace internal {
 // One supported configuration. Buckets are bit-packed back to back: bucket i
 // starts at bit i * kBucketBits of the table. A bucket is read as one or two
 // fixed-width little-endian words, so a lookup never loops over slots.
+constexpr int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+
 template <int kFingerprintBits, int kBucketSize, bool kSemiSorted>
 struct TableSettings {
   static constexpr int kFpBits = kFingerprintBits;
@@ -38,11 +40,15 @@ struct TableSettings {
   static constexpr int kWordsPerBucket = kBucketBits > 128 ? 2 : 1;
   static constexpr int kWordBits = kBucketBits / kWordsPerBucket;
   static constexpr int kSlotsPerWord = kSlots / kWordsPerBucket;
-  // A word is loaded from its first byte and shifted by up to 7 bits, so it
-  // must fit in the load width after that shift (or be byte aligned).
-  using Word = std::conditional_t<(kWordBits <= 57 || kWordBits == 64),
-                                  uint64_t, uint128_t>;
-  static_assert(kWordBits <= 121 || kWordBits == 128,
+  // A word is loaded from its first byte and shifted right by the bit offset
+  // of its start within that byte. Word starts are multiples of
+  // gcd(kBucketBits, kWordBits, 8) bits, so that offset is at most
+  // kMaxShift, and a 64-bit load suffices when kWordBits + kMaxShift <= 64.
+  static constexpr int kAlign = Gcd(Gcd(kBucketBits, kWordBits), 8);
+  static constexpr int kMaxShift = 8 - kAlign;
+  using Word = std::conditional_t<(kWordBits + kMaxShift <= 64), uint64_t,
+                                  uint128_t>;
+  static_assert(kWordBits + kMaxShift <= 128,
                 "a bucket word must fit one unaligned 128-bit load");
   static_assert(kWordBits % 8 == 0 || kWordsPerBucket == 1,
                 "multi-word buckets must be byte aligned");

@@ -1,0 +1,403 @@
+// policy_bench: RocksDB's Bloom and Ribbon filters against the cuckoo filter
+// policy, through the FilterBitsBuilder / FilterBitsReader interface that
+// RocksDB itself uses for SST filter blocks (same keys, same bits/key).
+//
+// For every bits/key value and every policy it builds one filter of --keys
+// keys (make it larger than the L2 cache for the query-time targets), then
+// measures:
+//   - build time per key (AddKey for every key + Finish, hashing included);
+//   - single-key MayMatch time for present keys and absent keys;
+//   - batched MayMatch (the MultiGet path, batches of --batch keys) for
+//     present and absent keys;
+//   - the false positive rate over --queries absent keys.
+// Queries visit keys in a random order. No result is assumed: a false
+// negative aborts the run.
+//
+// Policies (--policies, comma separated):
+//   bloom        NewBloomFilterPolicy(bits)            (format_version 5)
+//   ribbon       NewRibbonFilterPolicy(bits, -1)       (always Ribbon)
+//   cuckoo       cuckoofilter:<bits>  (semi-sorted buckets of 4, the default)
+//   cuckoo_plain cuckoofilter:<bits>:<f>:4:0 with the largest f that fits
+//                (buckets of 4, not semi-sorted)
+//
+// Output: a table on stdout and, with --csv=<file>, the same rows as CSV.
+// CSV columns (stable; add new ones only at the end):
+//   policy              one of the names above
+//   bits_per_key_arg    the bits/key given to the policy
+//   name                the policy's Name()
+//   keys                distinct keys in the filter
+//   filter_bytes        size of the filter block (with metadata/trailer)
+//   bits_per_key        filter_bytes * 8 / keys
+//   fpr_percent         measured false positive rate, percent
+//   build_ns            build time per key, ns
+//   pos_ns              single MayMatch, present keys, ns per key
+//   neg_ns              single MayMatch, absent keys, ns per key
+//   batch_pos_ns        batched MayMatch, present keys, ns per key
+//   batch_neg_ns        batched MayMatch, absent keys, ns per key
+//   fpr_vs_bloom        fpr_percent / Bloom's at the same bits_per_key_arg
+//   build_vs_bloom      build_ns / Bloom's
+//   neg_vs_bloom        neg_ns / Bloom's
+//   batch_neg_vs_bloom  batch_neg_ns / Bloom's
+//   pos_vs_bloom        pos_ns / Bloom's
+//   batch_pos_vs_bloom  batch_pos_ns / Bloom's
+// (ratio columns are empty when bloom is not among the policies).
+#include <gflags/gflags.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "filter_bits_abi.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb_cuckoo/filter_policy.h"
+
+DEFINE_uint64(keys, 4000000, "Keys per filter (distinct)");
+DEFINE_uint64(queries, 2000000, "Queries per measurement");
+DEFINE_string(bits_per_key, "8,10,12,16", "Comma-separated bits/key values");
+DEFINE_string(policies, "bloom,ribbon,cuckoo,cuckoo_plain",
+              "Comma-separated policies: bloom, ribbon, cuckoo, cuckoo_plain");
+DEFINE_int32(batch, 32, "Keys per batched MayMatch call (MultiGet uses <= 32)");
+DEFINE_int32(key_size, 16, "Bytes per key (>= 8)");
+DEFINE_int32(repeats, 5, "Runs per timing; the best is reported");
+DEFINE_uint64(seed, 1, "Seed of the key generator and query order");
+DEFINE_string(csv, "", "Also write the table as CSV to this file");
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ROCKSDB_NAMESPACE::FilterBitsBuilder;
+using ROCKSDB_NAMESPACE::FilterBitsReader;
+using ROCKSDB_NAMESPACE::FilterPolicy;
+using ROCKSDB_NAMESPACE::Slice;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Keys: 8-byte big-endian index (in its own range for present and absent
+// keys) followed by pseudo-random bytes, all in one buffer.
+struct KeySet {
+  std::string data;
+  std::vector<Slice> keys;
+  KeySet(uint64_t count, uint64_t first_index, int key_size, uint64_t seed) {
+    data.resize(count * key_size);
+    std::mt19937_64 rng(seed);
+    for (uint64_t i = 0; i < count; ++i) {
+      char* p = &data[i * key_size];
+      const uint64_t index = first_index + i;
+      for (int b = 0; b < 8; ++b) p[b] = static_cast<char>(index >> (56 - 8 * b));
+      for (int b = 8; b < key_size; b += 8) {
+        const uint64_t r = rng();
+        std::memcpy(p + b, &r, std::min(8, key_size - b));
+      }
+    }
+    Index(key_size);
+  }
+  // The keys of `from` in the order of `order`, copied so that a query loop
+  // reads its keys sequentially (the filter accesses stay random).
+  KeySet(const KeySet& from, const std::vector<uint32_t>& order, int key_size) {
+    data.resize(order.size() * key_size);
+    for (size_t i = 0; i < order.size(); ++i) {
+      std::memcpy(&data[i * key_size], from.keys[order[i]].data(), key_size);
+    }
+    Index(key_size);
+  }
+  void Index(int key_size) {
+    const size_t count = data.size() / key_size;
+    keys.reserve(count);
+    for (size_t i = 0; i < count; ++i) keys.emplace_back(&data[i * key_size], key_size);
+  }
+};
+
+struct Row {
+  std::string policy;
+  double bits_arg = 0;
+  std::string name;
+  uint64_t keys = 0;
+  uint64_t filter_bytes = 0;
+  double bits_per_key = 0;
+  double fpr_percent = 0;
+  double build_ns = 0, pos_ns = 0, neg_ns = 0, batch_pos_ns = 0, batch_neg_ns = 0;
+};
+
+std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind, double bits,
+                                               std::string* error) {
+  if (kind == "bloom") {
+    return std::shared_ptr<const FilterPolicy>(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(bits));
+  }
+  if (kind == "ribbon") {
+    return std::shared_ptr<const FilterPolicy>(
+        ROCKSDB_NAMESPACE::NewRibbonFilterPolicy(bits, /*bloom_before_level=*/-1));
+  }
+  if (kind == "cuckoo") {
+    return std::shared_ptr<const FilterPolicy>(rocksdb_cuckoo::NewCuckooFilterPolicy(bits));
+  }
+  if (kind == "cuckoo_plain") {
+    rocksdb_cuckoo::CuckooFilterOptions o;
+    o.bits_per_key = bits;
+    o.bucket_size = 4;
+    o.semi_sort = false;
+    o.fingerprint_bits = std::min(16, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
+    std::shared_ptr<const FilterPolicy> p;
+    ROCKSDB_NAMESPACE::Status s = rocksdb_cuckoo::NewCuckooFilterPolicy(o, &p);
+    if (!s.ok()) *error = s.ToString();
+    return p;
+  }
+  *error = "unknown policy '" + kind + "'";
+  return nullptr;
+}
+
+// One policy under test: its filter and reader, and its best timings.
+struct Subject {
+  std::string kind;
+  std::shared_ptr<const FilterPolicy> policy;
+  std::unique_ptr<const char[]> block;
+  Slice contents;
+  std::unique_ptr<FilterBitsReader> reader;
+  Row row;
+  double build_s = 1e300, pos_s = 1e300, neg_s = 1e300, batch_pos_s = 1e300,
+         batch_neg_s = 1e300;
+  size_t false_pos = 0;
+};
+
+double Time(const std::function<void()>& fn) {
+  const auto start = Clock::now();
+  fn();
+  return Seconds(start, Clock::now());
+}
+
+// Builds the filter of `present` with a fresh builder (as RocksDB does per
+// table file) and returns the seconds taken.
+double Build(Subject* s, const KeySet& present) {
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+  table_options.filter_policy = s->policy;
+  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
+  std::unique_ptr<const char[]> buf;
+  Slice contents;
+  const double seconds = Time([&] {
+    std::unique_ptr<FilterBitsBuilder> builder(s->policy->GetBuilderWithContext(context));
+    for (const Slice& k : present.keys) builder->AddKey(k);
+    ROCKSDB_NAMESPACE::Status status;
+    contents = builder->Finish(&buf, &status);
+    if (!status.ok()) {
+      fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(), status.ToString().c_str());
+      std::exit(1);
+    }
+  });
+  s->block = std::move(buf);
+  s->contents = contents;
+  s->reader.reset(s->policy->GetFilterBitsReader(contents));
+  return seconds;
+}
+
+size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
+  size_t matched = 0;
+  for (const Slice& k : set.keys) matched += reader->MayMatch(k);
+  return matched;
+}
+
+// Batched lookups, as FullFilterBlockReader::KeysMayMatch does for MultiGet.
+size_t BatchedLookups(FilterBitsReader* reader, const KeySet& set, int batch) {
+  std::vector<Slice*> ptrs(batch);
+  std::unique_ptr<bool[]> may(new bool[batch]);
+  size_t matched = 0;
+  for (size_t start = 0; start < set.keys.size(); start += batch) {
+    const int n = static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
+    for (int k = 0; k < n; ++k) ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
+    reader->MayMatch(n, ptrs.data(), may.get());
+    for (int k = 0; k < n; ++k) matched += may[k];
+  }
+  return matched;
+}
+
+// Measures every policy at one bits/key. Each repeat runs every policy back
+// to back (builds, then each query kind), so that a busy machine slows all
+// of them alike; the best time of each is kept.
+bool RunBits(const std::vector<std::string>& kinds, double bits, const KeySet& present,
+             const KeySet& pos_queries, const KeySet& neg_queries,
+             std::vector<Row>* rows) {
+  std::vector<Subject> subjects(kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string error;
+    subjects[i].kind = kinds[i];
+    subjects[i].policy = MakePolicy(kinds[i], bits, &error);
+    if (!subjects[i].policy) {
+      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
+      return false;
+    }
+  }
+  const size_t q = pos_queries.keys.size();
+  const size_t nq = neg_queries.keys.size();
+  const int batch = std::max(1, FLAGS_batch);
+  for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
+    for (Subject& s : subjects) s.build_s = std::min(s.build_s, Build(&s, present));
+    for (Subject& s : subjects) {
+      size_t hits = 0;
+      s.pos_s = std::min(s.pos_s, Time([&] { hits = SingleLookups(s.reader.get(), pos_queries); }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
+                s.kind.c_str(), hits, q);
+        std::exit(2);
+      }
+    }
+    for (Subject& s : subjects) {
+      s.neg_s = std::min(s.neg_s, Time([&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
+    }
+    for (Subject& s : subjects) {
+      size_t hits = 0;
+      s.batch_pos_s = std::min(s.batch_pos_s, Time([&] {
+        hits = BatchedLookups(s.reader.get(), pos_queries, batch);
+      }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
+                s.kind.c_str(), hits, q);
+        std::exit(2);
+      }
+    }
+    for (Subject& s : subjects) {
+      size_t matched = 0;
+      s.batch_neg_s = std::min(s.batch_neg_s, Time([&] {
+        matched = BatchedLookups(s.reader.get(), neg_queries, batch);
+      }));
+      if (matched != s.false_pos) {
+        fprintf(stderr, "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
+                s.kind.c_str(), matched, s.false_pos);
+        std::exit(2);
+      }
+    }
+  }
+  for (Subject& s : subjects) {
+    Row& row = s.row;
+    row.policy = s.kind;
+    row.bits_arg = bits;
+    row.name = s.policy->Name();
+    row.keys = present.keys.size();
+    row.filter_bytes = s.contents.size();
+    row.bits_per_key = s.contents.size() * 8.0 / present.keys.size();
+    row.fpr_percent = 100.0 * s.false_pos / nq;
+    row.build_ns = s.build_s * 1e9 / present.keys.size();
+    row.pos_ns = s.pos_s * 1e9 / q;
+    row.neg_ns = s.neg_s * 1e9 / nq;
+    row.batch_pos_ns = s.batch_pos_s * 1e9 / q;
+    row.batch_neg_ns = s.batch_neg_s * 1e9 / nq;
+    rows->push_back(row);
+  }
+  return true;
+}
+
+std::string Ratio(double a, double b) {
+  if (!(b > 0)) return "";
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.3f", a / b);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "Bloom / Ribbon / cuckoo filters through RocksDB's FilterBitsBuilder/Reader");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_key_size < 8) {
+    fprintf(stderr, "--key_size must be >= 8\n");
+    return 1;
+  }
+  const std::vector<std::string> policies = SplitList(FLAGS_policies);
+  std::vector<double> bits_list;
+  for (const std::string& b : SplitList(FLAGS_bits_per_key)) bits_list.push_back(std::stod(b));
+
+  const KeySet present(FLAGS_keys, 0, FLAGS_key_size, FLAGS_seed);
+  // Absent keys come from another index range; present queries are keys of
+  // the filter drawn at random.
+  const KeySet neg_queries(FLAGS_queries, uint64_t{1} << 62, FLAGS_key_size, FLAGS_seed + 1);
+  std::mt19937_64 rng(FLAGS_seed + 2);
+  std::vector<uint32_t> pos_order(FLAGS_queries);
+  for (auto& i : pos_order) i = static_cast<uint32_t>(rng() % FLAGS_keys);
+  const KeySet pos_queries(present, pos_order, FLAGS_key_size);
+
+  printf("policy_bench: %llu keys of %d bytes per filter, %llu queries, batch %d, "
+         "best of %d\n",
+         static_cast<unsigned long long>(FLAGS_keys), FLAGS_key_size,
+         static_cast<unsigned long long>(FLAGS_queries), FLAGS_batch, FLAGS_repeats);
+  printf("%-13s %5s %-22s %11s %7s %8s %8s %7s %7s %8s %8s | %6s %6s %6s %6s\n",
+         "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos", "neg",
+         "b.pos", "b.neg", "fpr/B", "bld/B", "neg/B", "bneg/B");
+
+  std::vector<Row> rows;
+  for (double bits : bits_list) {
+    const Row* bloom = nullptr;
+    size_t first = rows.size();
+    if (!RunBits(policies, bits, present, pos_queries, neg_queries, &rows)) return 1;
+    for (size_t i = first; i < rows.size(); ++i) {
+      if (rows[i].policy == "bloom") bloom = &rows[i];
+    }
+    for (size_t i = first; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      printf("%-13s %5.1f %-22s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f | %6s %6s %6s %6s\n",
+             r.policy.c_str(), r.bits_arg, r.name.c_str(),
+             static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
+             r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
+             r.batch_neg_ns,
+             bloom ? Ratio(r.fpr_percent, bloom->fpr_percent).c_str() : "",
+             bloom ? Ratio(r.build_ns, bloom->build_ns).c_str() : "",
+             bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
+             bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
+    }
+    fflush(stdout);
+  }
+
+  if (!FLAGS_csv.empty()) {
+    FILE* f = fopen(FLAGS_csv.c_str(), "w");
+    if (f == nullptr) {
+      fprintf(stderr, "cannot write %s\n", FLAGS_csv.c_str());
+      return 1;
+    }
+    fprintf(f,
+            "policy,bits_per_key_arg,name,keys,filter_bytes,bits_per_key,fpr_percent,"
+            "build_ns,pos_ns,neg_ns,batch_pos_ns,batch_neg_ns,fpr_vs_bloom,"
+            "build_vs_bloom,neg_vs_bloom,batch_neg_vs_bloom,pos_vs_bloom,"
+            "batch_pos_vs_bloom\n");
+    for (const Row& r : rows) {
+      const Row* bloom = nullptr;
+      for (const Row& b : rows) {
+        if (b.policy == "bloom" && b.bits_arg == r.bits_arg) bloom = &b;
+      }
+      fprintf(f, "%s,%g,%s,%llu,%llu,%.4f,%.5f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%s,%s,%s,%s\n",
+              r.policy.c_str(), r.bits_arg, r.name.c_str(),
+              static_cast<unsigned long long>(r.keys),
+              static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
+              r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
+              r.batch_neg_ns,
+              bloom ? Ratio(r.fpr_percent, bloom->fpr_percent).c_str() : "",
+              bloom ? Ratio(r.build_ns, bloom->build_ns).c_str() : "",
+              bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
+              bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "",
+              bloom ? Ratio(r.pos_ns, bloom->pos_ns).c_str() : "",
+              bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "");
+    }
+    fclose(f);
+  }
+  return 0;
+}

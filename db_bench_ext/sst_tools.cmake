@@ -1,0 +1,10 @@
+# Benchmarks of the SST filter policy (issue 3). Included by
+# db_bench_ext/CMakeLists.txt, which defines cuckoo_add_tool().
+#
+#   policy_bench   Bloom / Ribbon / cuckoo through FilterBitsBuilder/Reader
+#   run_stock_db_bench.sh (script, not built) drives /usr/bin/db_bench with
+#                  LD_PRELOAD=librocksdb_cuckoo.so
+cuckoo_add_tool(policy_bench
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/policy_bench.cc
+  LIBS rocksdb_cuckoo)
+target_include_directories(policy_bench PRIVATE ${PROJECT_SOURCE_DIR}/plugin/cuckoo)

@@ -1,0 +1,691 @@
+// The cuckoo FilterPolicy: policy object, filter block builder and readers.
+//
+// Filter block = one serialized core filter (cuckoo/cuckoo_filter.h):
+//
+//   +----------------------------------+
+//   | packed bucket array              |  TableBytes(m) bytes
+//   +----------------------------------+
+//   | 32-byte trailer (filter_format.h)|  m, items, seed, victim, checksum,
+//   +----------------------------------+  f, b, flags, format version
+//
+// Items are XXH3_64bits(key) (cuckoo::HashKey). Readers decode the trailer,
+// so every cuckoo policy reads every cuckoo block whatever its own layout.
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bulk_builder.h"
+#include "cuckoo/cuckoo_filter.h"
+#include "cuckoo_table.h"
+#include "filter_bits_abi.h"
+#include "filter_format.h"
+#include "hash_dedupe.h"
+#include "hash_list.h"
+#include "key_hash_inline.h"
+#include "policy_config.h"
+#include "rocksdb/env.h"
+#include "rocksdb/table.h"
+#include "rocksdb_cuckoo/filter_policy.h"
+#include "table_settings.h"
+
+#if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
+#define CUCKOO_OVERRIDE_IF_ALT override
+#else
+#define CUCKOO_OVERRIDE_IF_ALT
+#endif
+
+namespace rocksdb_cuckoo {
+
+using ROCKSDB_NAMESPACE::FilterBitsBuilder;
+using ROCKSDB_NAMESPACE::FilterBitsReader;
+using ROCKSDB_NAMESPACE::FilterBuildingContext;
+using ROCKSDB_NAMESPACE::FilterPolicy;
+using ROCKSDB_NAMESPACE::InfoLogLevel;
+using ROCKSDB_NAMESPACE::Logger;
+using ROCKSDB_NAMESPACE::Slice;
+using ROCKSDB_NAMESPACE::Status;
+
+namespace internal {
+
+using cuckoo::internal::CuckooTable;
+using cuckoo::internal::DispatchSettings;
+using cuckoo::internal::TableRef;
+
+namespace {
+
+// ------------------------------------------------------------------ counters
+
+struct Counters {
+  std::atomic<uint64_t> filters_built{0};
+  std::atomic<uint64_t> keys_added{0};
+  std::atomic<uint64_t> filter_bytes{0};
+  std::atomic<uint64_t> build_retries{0};
+  std::atomic<uint64_t> filters_grown{0};
+  std::atomic<uint64_t> construction_corruptions{0};
+  std::atomic<uint64_t> readers_created{0};
+  std::atomic<uint64_t> invalid_blocks{0};
+
+  CuckooFilterPolicyStats Snapshot() const {
+    CuckooFilterPolicyStats s;
+    s.filters_built = filters_built.load(std::memory_order_relaxed);
+    s.keys_added = keys_added.load(std::memory_order_relaxed);
+    s.filter_bytes = filter_bytes.load(std::memory_order_relaxed);
+    s.build_retries = build_retries.load(std::memory_order_relaxed);
+    s.filters_grown = filters_grown.load(std::memory_order_relaxed);
+    s.construction_corruptions =
+        construction_corruptions.load(std::memory_order_relaxed);
+    s.readers_created = readers_created.load(std::memory_order_relaxed);
+    s.invalid_blocks = invalid_blocks.load(std::memory_order_relaxed);
+    return s;
+  }
+};
+
+// Never destroyed: builders and readers may outlive static destructors.
+Counters& GlobalCounters() {
+  static Counters* counters = new Counters;
+  return *counters;
+}
+
+// Adds v to a field of the policy's counters and of the global ones.
+void Count(Counters* local, std::atomic<uint64_t> Counters::*field, uint64_t v) {
+  (local->*field).fetch_add(v, std::memory_order_relaxed);
+  (GlobalCounters().*field).fetch_add(v, std::memory_order_relaxed);
+}
+
+inline uint64_t HashSlice(const Slice& key) {
+  return HashKeyInline(key.data(), key.size());
+}
+
+// ------------------------------------------------------------------ readers
+
+// Used for any block that does not validate: never a false negative.
+class AlwaysMayMatchReader final : public FilterBitsReader {
+ public:
+  bool MayMatch(const Slice&) override { return true; }
+  void MayMatch(int num_keys, Slice**, bool* may_match) override {
+    std::fill(may_match, may_match + num_keys, true);
+  }
+};
+
+// Zero-copy reader over a validated block, one class per layout so a lookup
+// has a single virtual call (this one) and no runtime layout dispatch.
+template <typename S>
+class CuckooBitsReader final : public FilterBitsReader {
+  using Codec = cuckoo::internal::BucketCodec<S>;
+
+ public:
+  explicit CuckooBitsReader(const TableRef& ref) : ref_(ref) {}
+
+  bool MayMatch(const Slice& key) override {
+    return CuckooTable<S>::Contains(ref_, HashSlice(key));
+  }
+
+  // MultiGet path (batches of up to 32 keys), software-pipelined: key k is
+  // hashed and both its buckets prefetched while key k - kDistance is
+  // probed, so about kDistance keys' cache misses are in flight at any time
+  // without flooding the line-fill buffers. (Measured with policy_bench:
+  // about 1.5x faster than prefetching the whole batch before probing it.)
+  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
+    constexpr int kDistance = 8;
+    constexpr int kRing = 16;  // > kDistance, power of two
+    uint32_t fps[kRing], b1[kRing], b2[kRing];
+    const TableRef ref = ref_;  // not reloaded after each bool store
+    for (int k = 0; k < num_keys + kDistance; ++k) {
+      if (k < num_keys) {
+        const uint64_t h = HashSlice(*keys[k]);
+        const int j = k & (kRing - 1);
+        fps[j] = cuckoo::internal::FingerprintOf<S::kFpBits>(h);
+        b1[j] = cuckoo::internal::PrimaryBucket(h, ref.num_buckets);
+        b2[j] = cuckoo::internal::AltBucket(b1[j], fps[j], ref.num_buckets, ref.seed);
+        __builtin_prefetch(Codec::BucketAddress(ref.table, b1[j]));
+        __builtin_prefetch(Codec::BucketAddress(ref.table, b2[j]));
+      }
+      if (k >= kDistance) {
+        const int j = (k - kDistance) & (kRing - 1);
+        may_match[k - kDistance] = CuckooTable<S>::Probe(ref, fps[j], b1[j], b2[j]);
+      }
+    }
+  }
+
+ private:
+  const TableRef ref_;
+};
+
+// Returns a reader for a block, or null (with *error) if it does not
+// validate. Never reads outside `contents`.
+FilterBitsReader* NewReaderForBlock(const Slice& contents, std::string* error) {
+  cuckoo::CuckooFilterView view;
+  if (!cuckoo::CuckooFilterView::Parse(contents.data(), contents.size(), &view,
+                                       error)) {
+    return nullptr;
+  }
+  TableRef ref;
+  ref.table = view.table();
+  ref.num_buckets = static_cast<uint32_t>(view.num_buckets());
+  ref.seed = view.seed();
+  ref.victim_fp = view.victim_fp();
+  ref.victim_bucket = view.victim_bucket();
+  FilterBitsReader* reader = nullptr;
+  DispatchSettings(view.fingerprint_bits(), view.bucket_size(), view.semi_sort(),
+                   [&](auto settings) {
+                     reader = new CuckooBitsReader<decltype(settings)>(ref);
+                   });
+  if (reader == nullptr && error != nullptr) *error = "unsupported layout";
+  return reader;
+}
+
+// ------------------------------------------------------------------ builder
+
+// Attempts at the budgeted size (each with another seed) before growing.
+constexpr int kSeedsAtBudget = 3;
+// Growth steps of +2% buckets (with a new seed each) before giving up.
+constexpr int kMaxGrowSteps = 64;
+constexpr int kBuilderMaxKicks = 500;
+
+// Test hook (policy_config.h): relocation steps per walk, -1 for the default.
+std::atomic<int> max_kicks_override{-1};
+
+int BuilderMaxKicks() {
+  const int v = max_kicks_override.load(std::memory_order_relaxed);
+  return v >= 0 ? v : kBuilderMaxKicks;
+}
+
+class CuckooBitsBuilder final : public FilterBitsBuilder {
+ public:
+  CuckooBitsBuilder(const PolicyConfig& config,
+                    std::shared_ptr<Counters> counters, bool detect_corruption,
+                    Logger* info_log)
+      : config_(config),
+        counters_(std::move(counters)),
+        detect_corruption_(detect_corruption),
+        info_log_(info_log) {}
+
+  CuckooBitsBuilder(const CuckooBitsBuilder&) = delete;
+  CuckooBitsBuilder& operator=(const CuckooBitsBuilder&) = delete;
+
+  // Keys arrive in comparator order with repeats (several versions of a
+  // key) adjacent; those are dropped here by comparing hashes. While the keys
+  // are strictly monotonic in bytewise order (the default comparator or its
+  // reverse, without prefix interleaving) no other duplicate can exist, so
+  // the count is exact without any de-duplication pass; once they are not,
+  // Finish de-duplicates every hash (hash_dedupe.h).
+  void AddKey(const Slice& key) override {
+    const uint64_t h = HashSlice(key);
+    if (have_last_key_ && h == last_key_) return;
+    if (monotonic_) TrackOrder(key);
+    last_key_ = h;
+    have_last_key_ = true;
+    have_last_alt_ = false;
+    Push(h);
+  }
+
+  // Key and alternate (its prefix), each de-duplicated against the previous
+  // key and alternate (RocksDB 9.6+ calls this). Interleaved keys and
+  // prefixes are not monotonic: Finish de-duplicates.
+  void AddKeyAndAlt(const Slice& key, const Slice& alt) CUCKOO_OVERRIDE_IF_ALT {
+    const uint64_t hk = HashSlice(key);
+    const uint64_t ha = HashSlice(alt);
+    monotonic_ = false;
+    if (!((have_last_key_ && hk == last_key_) || (have_last_alt_ && hk == last_alt_))) {
+      Push(hk);
+    }
+    if (!((have_last_alt_ && ha == last_alt_) || ha == hk ||
+          (have_last_key_ && ha == last_key_))) {
+      Push(ha);
+    }
+    last_key_ = hk;
+    last_alt_ = ha;
+    have_last_key_ = have_last_alt_ = true;
+  }
+
+  // Number of distinct hashes added. O(1) and exact while the keys are
+  // monotonic (see AddKey). Otherwise exact whenever it de-duplicates: on the
+  // first call for a filter (RocksDB <= 9.5 calls it once, just before
+  // Finish) and when the hashes added since the last de-duplication are at
+  // least as many as the ones before (amortized O(1) per call when called
+  // after every key, as RocksDB 9.6+ does for partitioned filters); in
+  // between it is an upper bound. 0 if and only if no key was added.
+  size_t EstimateEntriesAdded() override {
+    const size_t pending = hashes_.size() - deduped_size_;
+    if (!monotonic_ && pending != 0 &&
+        (estimate_calls_ == 0 || pending >= deduped_size_)) {
+      Dedupe();
+    }
+    ++estimate_calls_;
+    return hashes_.size();
+  }
+
+  Slice Finish(std::unique_ptr<const char[]>* buf) override {
+    return Finish(buf, nullptr);
+  }
+
+  Slice Finish(std::unique_ptr<const char[]>* buf, Status* status) override {
+    if (status != nullptr) *status = Status::OK();
+    if (monotonic_) {
+      VerifyChecksum();
+    } else {
+      Dedupe();
+    }
+    if (hashes_corrupted_) {
+      ResetKeys();
+      verify_hashes_.clear();
+      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Log("hash entries checksum mismatch before building the filter");
+      if (status != nullptr) {
+        *status = Status::Corruption("cuckoo filter: hash entries checksum mismatch");
+      }
+      // Not a valid block: a reader would treat it as "always may match".
+      buf->reset(new char[1]());
+      return Slice(buf->get(), 0);
+    }
+
+    const uint64_t n = hashes_.size();
+    Slice result;
+    if (!Build(buf, &result)) {
+      // Only reachable with more keys than kMaxBuckets * b.
+      ResetKeys();
+      verify_hashes_.clear();
+      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Log("cannot build a filter for %llu keys", static_cast<unsigned long long>(n));
+      if (status != nullptr) {
+        *status = Status::Corruption("cuckoo filter: too many keys for one filter");
+      }
+      buf->reset(new char[1]());
+      return Slice(buf->get(), 0);
+    }
+    Count(counters_.get(), &Counters::filters_built, 1);
+    Count(counters_.get(), &Counters::keys_added, n);
+    Count(counters_.get(), &Counters::filter_bytes, result.size());
+
+    // Keep the hashes only for MaybePostVerify; the builder starts afresh.
+    verify_hashes_.swap(hashes_);
+    if (!detect_corruption_) verify_hashes_.clear();
+    ResetKeys();
+    return result;
+  }
+
+  // With detect_filter_construct_corruption: parses the block just built and
+  // checks that it answers "may match" for every hash that went into it.
+  Status MaybePostVerify(const Slice& filter_content) override {
+    if (!detect_corruption_) return Status::OK();
+    Status s;
+    std::string error;
+    cuckoo::CuckooFilterView view;
+    if (!cuckoo::CuckooFilterView::Parse(filter_content.data(), filter_content.size(),
+                                         &view, &error)) {
+      s = Status::Corruption("cuckoo filter: built block does not parse: " + error);
+    } else {
+      constexpr size_t kChunk = 256;
+      bool found[kChunk];
+      for (const HashSpan& span : verify_hashes_.Spans()) {
+        for (size_t start = 0; start < span.size && s.ok(); start += kChunk) {
+          const size_t count = std::min(kChunk, span.size - start);
+          view.ContainsBatch(span.data + start, count, found);
+          for (size_t k = 0; k < count; ++k) {
+            if (!found[k]) {
+              s = Status::Corruption("cuckoo filter: built block misses a key");
+              break;
+            }
+          }
+        }
+      }
+    }
+    verify_hashes_.clear();
+    if (!s.ok()) {
+      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Log("%s", s.ToString().c_str());
+    }
+    return s;
+  }
+
+  // The largest key count whose filter (at the budget) fits in `bytes`; 0 if
+  // even an empty filter does not. Consistent with Finish's sizing.
+  size_t ApproximateNumEntries(size_t bytes) override {
+    return static_cast<size_t>(KeysForFilterBytes(config_, bytes));
+  }
+
+#if CUCKOO_ABI_HAS_CALCULATE_SPACE
+  size_t CalculateSpace(size_t num_entries) override {
+    return static_cast<size_t>(FilterBytesForKeys(config_, num_entries));
+  }
+
+  double EstimatedFpRate(size_t num_entries, size_t bytes) override {
+    if (bytes <= cuckoo::internal::kTrailerSize) return 1.0;
+    const double buckets = double(bytes - cuckoo::internal::kTrailerSize) * 8 /
+                           config_.BucketBits();
+    if (buckets < 1) return 1.0;
+    const double load = double(num_entries) / (buckets * config_.bucket_size);
+    return ExpectedFpr(config_.fingerprint_bits, config_.bucket_size,
+                       std::min(load, 1.0));
+  }
+#endif
+
+ private:
+  void Push(uint64_t h) {
+    hashes_.push_back(h);
+    if (detect_corruption_) xor_checksum_ ^= h;
+  }
+
+  // Records whether the keys so far are strictly monotonic in bytewise order.
+  void TrackOrder(const Slice& key) {
+    if (have_prev_key_) {
+      // c == 0 is impossible here: an equal key has an equal hash.
+      const int direction =
+          BytewiseLess(prev_key_.get(), prev_key_size_, key.data(), key.size()) ? 1 : -1;
+      if (direction_ == 0) {
+        direction_ = direction;
+      } else if (direction != direction_) {
+        monotonic_ = false;
+        return;
+      }
+    }
+    if (key.size() > prev_key_capacity_) {
+      prev_key_capacity_ = std::max(key.size(), 2 * prev_key_capacity_);
+      prev_key_.reset(new char[prev_key_capacity_]);
+    }
+    std::memcpy(prev_key_.get(), key.data(), key.size());
+    prev_key_size_ = key.size();
+    have_prev_key_ = true;
+  }
+
+  static uint64_t LoadBigEndian64(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof(w));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return w;
+#else
+    return __builtin_bswap64(w);
+#endif
+  }
+
+  // a < b in bytewise (memcmp, then length) order, 8 bytes at a time.
+  static bool BytewiseLess(const char* a, size_t na, const char* b, size_t nb) {
+    const size_t n = std::min(na, nb);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const uint64_t wa = LoadBigEndian64(a + i);
+      const uint64_t wb = LoadBigEndian64(b + i);
+      if (wa != wb) return wa < wb;
+    }
+    for (; i < n; ++i) {
+      if (a[i] != b[i]) {
+        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+      }
+    }
+    return na < nb;
+  }
+
+  // With corruption detection, checks the hashes against the XOR checksum
+  // kept since they were added (memory corruption while buffering).
+  void VerifyChecksum() {
+    if (!detect_corruption_) return;
+    uint64_t x = 0;
+    hashes_.ForEach([&x](uint64_t h) { x ^= h; });
+    if (x != xor_checksum_) hashes_corrupted_ = true;
+  }
+
+  // Exact de-duplication of hashes_ (see hash_dedupe.h).
+  void Dedupe() {
+    if (hashes_.size() == deduped_size_) return;
+    VerifyChecksum();
+    std::vector<uint64_t> flat = hashes_.TakeFlat();
+    DedupeHashes(&flat, &dedupe_scratch_);
+    if (detect_corruption_) {
+      xor_checksum_ = 0;
+      for (uint64_t h : flat) xor_checksum_ ^= h;
+    }
+    hashes_.Assign(std::move(flat));
+    deduped_size_ = hashes_.size();
+  }
+
+  void ResetKeys() {
+    hashes_.clear();
+    deduped_size_ = 0;
+    estimate_calls_ = 0;
+    xor_checksum_ = 0;
+    hashes_corrupted_ = false;
+    have_last_key_ = have_last_alt_ = false;
+    monotonic_ = true;
+    direction_ = 0;
+    have_prev_key_ = false;
+  }
+
+  // Builds the block for hashes_ (distinct). Returns false only if the key
+  // count cannot be represented.
+  bool Build(std::unique_ptr<const char[]>* buf, Slice* out) {
+    const uint64_t n = hashes_.size();
+    uint64_t buckets = BucketsForKeys(config_, n);
+    if (buckets == 0) return false;
+    const uint64_t budget_buckets = buckets;
+    const std::vector<HashSpan> spans = hashes_.Spans();
+    uint32_t seed = 0;
+    int attempts = 0;
+    for (int grow = 0; grow <= kMaxGrowSteps; ++grow) {
+      const size_t table_bytes = static_cast<size_t>(TableBytes(config_, buckets));
+      const size_t total = table_bytes + cuckoo::internal::kTrailerSize;
+      std::unique_ptr<char[]> block(new char[total]());
+      const int seeds = grow == 0 ? kSeedsAtBudget : 1;
+      for (int s = 0; s < seeds; ++s, ++seed) {
+        ++attempts;
+        BulkBuildParams params;
+        params.num_buckets = static_cast<uint32_t>(buckets);
+        params.seed = seed;
+        params.max_kicks = BuilderMaxKicks();
+        BulkBuildResult r;
+        DispatchSettings(config_.fingerprint_bits, config_.bucket_size,
+                         config_.semi_sort, [&](auto settings) {
+                           using S = decltype(settings);
+                           r = BulkBuilder<S>::Build(
+                               spans.data(), spans.size(), hashes_.size(), params,
+                               &bulk_scratch_,
+                               reinterpret_cast<uint8_t*>(block.get()));
+                         });
+        if (!r.ok) continue;
+        cuckoo::internal::Trailer t;
+        t.num_buckets = static_cast<uint32_t>(buckets);
+        t.num_items = r.num_items;
+        t.seed = seed;
+        t.victim_fp = r.victim_fp;
+        t.victim_bucket = r.victim_bucket;
+        t.fingerprint_bits = static_cast<uint8_t>(config_.fingerprint_bits);
+        t.bucket_size = static_cast<uint8_t>(config_.bucket_size);
+        t.flags = config_.semi_sort ? cuckoo::internal::kFlagSemiSort : 0;
+        cuckoo::internal::EncodeTrailer(t, block.get() + table_bytes);
+        if (attempts > 1) Count(counters_.get(), &Counters::build_retries, attempts - 1);
+        if (grow > 0) {
+          Count(counters_.get(), &Counters::filters_grown, 1);
+          Log("filter for %llu keys needed %llu buckets instead of %llu "
+              "(%d attempts); block exceeds the %s budget",
+              static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(buckets),
+              static_cast<unsigned long long>(budget_buckets), attempts,
+              PolicyName(config_).c_str());
+        }
+        *out = Slice(block.get(), total);
+        *buf = std::move(block);
+        return true;
+      }
+      const uint64_t step = std::max<uint64_t>(2, (buckets / 50) & ~uint64_t{1});
+      if (buckets + step > cuckoo::kMaxBuckets) return false;
+      buckets += step;
+    }
+    return false;
+  }
+
+  void Log(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    if (info_log_ == nullptr) return;
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    ROCKSDB_NAMESPACE::Log(InfoLogLevel::WARN_LEVEL, info_log_, "[cuckoofilter] %s",
+                           message);
+  }
+
+  const PolicyConfig config_;
+  const std::shared_ptr<Counters> counters_;
+  const bool detect_corruption_;
+  Logger* const info_log_;
+
+  HashList hashes_;
+  size_t deduped_size_ = 0;  // the first deduped_size_ hashes are distinct
+  size_t estimate_calls_ = 0;
+  uint64_t xor_checksum_ = 0;
+  bool hashes_corrupted_ = false;
+  uint64_t last_key_ = 0;
+  uint64_t last_alt_ = 0;
+  bool have_last_key_ = false;
+  bool have_last_alt_ = false;
+  // Bytewise order of the keys added so far (see AddKey).
+  bool monotonic_ = true;
+  int direction_ = 0;  // +1 increasing, -1 decreasing, 0 unknown
+  bool have_prev_key_ = false;
+  std::unique_ptr<char[]> prev_key_;
+  size_t prev_key_size_ = 0;
+  size_t prev_key_capacity_ = 0;
+
+  HashList verify_hashes_;  // from Finish to MaybePostVerify
+  DedupeScratch dedupe_scratch_;
+  BulkScratch bulk_scratch_;
+};
+
+// ------------------------------------------------------------------ policy
+
+class CuckooFilterPolicy final : public FilterPolicy {
+ public:
+  explicit CuckooFilterPolicy(const PolicyConfig& config)
+      : config_(config),
+        name_(PolicyName(config)),
+        counters_(std::make_shared<Counters>()) {}
+
+  static const char* kClassName() { return kPolicyClassName; }
+
+  // The canonical options string, e.g. "cuckoofilter:10"; also GetId().
+  const char* Name() const override { return name_.c_str(); }
+
+  // Shared by all cuckoo policies: any of them reads any cuckoo block.
+  const char* CompatibilityName() const override { return kCompatibilityName; }
+
+  bool IsInstanceOf(const std::string& id) const override {
+    return id == kPolicyClassName || FilterPolicy::IsInstanceOf(id);
+  }
+
+  FilterBitsBuilder* GetBuilderWithContext(
+      const FilterBuildingContext& context) const override {
+    return new CuckooBitsBuilder(
+        config_, counters_, context.table_options.detect_filter_construct_corruption,
+        context.info_log);
+  }
+
+  FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {
+    Count(counters_.get(), &Counters::readers_created, 1);
+    FilterBitsReader* reader = NewReaderForBlock(contents, nullptr);
+    if (reader == nullptr) {
+      Count(counters_.get(), &Counters::invalid_blocks, 1);
+      return new AlwaysMayMatchReader;
+    }
+    return reader;
+  }
+
+  const PolicyConfig& config() const { return config_; }
+  CuckooFilterPolicyStats Stats() const { return counters_->Snapshot(); }
+
+ private:
+  const PolicyConfig config_;
+  const std::string name_;
+  const std::shared_ptr<Counters> counters_;
+};
+
+const CuckooFilterPolicy* AsCuckooPolicy(const FilterPolicy* policy) {
+  if (policy == nullptr) return nullptr;
+  return policy->CheckedCast<CuckooFilterPolicy>();
+}
+
+}  // namespace
+
+void SetBuilderMaxKicksForTesting(int max_kicks) {
+  max_kicks_override.store(max_kicks, std::memory_order_relaxed);
+}
+
+}  // namespace internal
+
+// ------------------------------------------------------------------ public API
+
+Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
+                                 CuckooFilterLayout* layout) {
+  internal::PolicyConfig config;
+  Status s = internal::ResolveOptions(options, &config);
+  if (s.ok()) internal::DescribeConfig(config, layout);
+  return s;
+}
+
+Status ParseCuckooFilterPolicyString(const std::string& value,
+                                     CuckooFilterLayout* layout) {
+  internal::PolicyConfig config;
+  Status s = internal::ParsePolicyString(value, &config);
+  if (s.ok()) internal::DescribeConfig(config, layout);
+  return s;
+}
+
+const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
+  if (!(bits_per_key == bits_per_key)) bits_per_key = 10.0;  // NaN
+  bits_per_key = std::min(std::max(bits_per_key, kMinBitsPerKey), kMaxBitsPerKey);
+  const int millibits = static_cast<int>(bits_per_key * 1000 + 0.5);
+  return new internal::CuckooFilterPolicy(internal::AutoConfig(millibits));
+}
+
+Status NewCuckooFilterPolicy(const CuckooFilterOptions& options,
+                             std::shared_ptr<const FilterPolicy>* policy) {
+  internal::PolicyConfig config;
+  Status s = internal::ResolveOptions(options, &config);
+  if (s.ok()) *policy = std::make_shared<internal::CuckooFilterPolicy>(config);
+  return s;
+}
+
+int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,
+                                 const std::string& /*arg*/) {
+  // "cuckoofilter" followed by ":" and anything (even nothing): every
+  // argument string reaches the factory, so a malformed one is an InvalidArgument error
+  // instead of an unregistered name (which options parsing would silently
+  // turn into "no filter"). The bare name also matches, and is rejected.
+  library.AddFactory<const FilterPolicy>(
+      ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(internal::kPolicyClassName,
+                                                     /*optional=*/true)
+          .AddSeparator(":", /*at_least_one=*/false),
+      [](const std::string& uri, std::unique_ptr<const FilterPolicy>* guard,
+         std::string* errmsg) -> const FilterPolicy* {
+        internal::PolicyConfig config;
+        Status s = internal::ParsePolicyString(uri, &config);
+        if (!s.ok()) {
+          *errmsg = s.ToString();
+          return nullptr;
+        }
+        guard->reset(new internal::CuckooFilterPolicy(config));
+        return guard->get();
+      });
+  return 1;
+}
+
+bool IsCuckooFilterPolicy(const FilterPolicy* policy) {
+  return internal::AsCuckooPolicy(policy) != nullptr;
+}
+
+bool GetCuckooFilterPolicyStats(const FilterPolicy* policy,
+                                CuckooFilterPolicyStats* stats) {
+  const internal::CuckooFilterPolicy* p = internal::AsCuckooPolicy(policy);
+  if (p == nullptr) return false;
+  *stats = p->Stats();
+  return true;
+}
+
+CuckooFilterPolicyStats GetGlobalCuckooFilterPolicyStats() {
+  return internal::GlobalCounters().Snapshot();
+}
+
+}  // namespace rocksdb_cuckoo

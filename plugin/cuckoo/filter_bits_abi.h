@@ -1,0 +1,142 @@
+// Declarations of RocksDB's FilterBitsBuilder / FilterBitsReader.
+//
+// Since RocksDB 7.0 these classes live only in the internal header
+// table/block_based/filter_policy_internal.h; rocksdb/filter_policy.h merely
+// forward-declares them. A FilterPolicy built outside the RocksDB tree must
+// therefore declare them itself, with exactly the virtual functions of the
+// RocksDB version it is compiled against, in the same order (the vtable
+// layout is the ABI). RocksDB exports their typeinfo and out-of-line defaults
+// as weak symbols, so a matching declaration links and dispatches correctly.
+//
+// When this file is compiled inside a RocksDB source tree (the in-tree plugin
+// build, ROCKSDB_PLUGINS=cuckoo), the real internal header is used instead.
+//
+// Known layouts (verified against the tagged sources):
+//
+//   RocksDB       FilterBitsBuilder virtuals, in order
+//   7.0 .. 9.5    ~dtor, AddKey, EstimateEntriesAdded, Finish(buf),
+//                 Finish(buf, status), MaybePostVerify, ApproximateNumEntries
+//   9.6 .. 10.8   as above with AddKeyAndAlt right after AddKey
+//   10.9 .. 10.10 as 9.6, plus CalculateSpace and EstimatedFpRate at the end
+//
+//   FilterBitsReader (all versions): ~dtor, MayMatch(key),
+//                 MayMatch(num_keys, keys, may_match)
+//
+// Any other version is refused at compile time: a wrong guess would not fail
+// to link, it would call the wrong virtual function at run time.
+//
+// Macros defined for the implementation:
+//   CUCKOO_ABI_IN_TREE             1 when the real internal header is used
+//   CUCKOO_ABI_HAS_ADD_KEY_AND_ALT 1 if FilterBitsBuilder::AddKeyAndAlt exists
+//   CUCKOO_ABI_HAS_CALCULATE_SPACE 1 if FilterBitsBuilder::CalculateSpace and
+//                                  EstimatedFpRate are (pure) virtuals
+#ifndef ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_
+#define ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/slice.h"
+#include "rocksdb/status.h"
+#include "rocksdb/version.h"
+
+#if !defined(ROCKSDB_MAJOR) || !defined(ROCKSDB_MINOR)
+#error "rocksdb/version.h did not define ROCKSDB_MAJOR / ROCKSDB_MINOR"
+#endif
+
+#define CUCKOO_ROCKSDB_VERSION_AT_LEAST(major, minor) \
+  (ROCKSDB_MAJOR > (major) ||                         \
+   (ROCKSDB_MAJOR == (major) && ROCKSDB_MINOR >= (minor)))
+
+#if !CUCKOO_ROCKSDB_VERSION_AT_LEAST(7, 0)
+#error "rocksdb-cuckoo needs RocksDB >= 7.0 (FilterBitsBuilder layout of 7.0+)"
+#endif
+
+#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(9, 6)
+#define CUCKOO_ABI_HAS_ADD_KEY_AND_ALT 1
+#else
+#define CUCKOO_ABI_HAS_ADD_KEY_AND_ALT 0
+#endif
+
+#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(10, 9)
+#define CUCKOO_ABI_HAS_CALCULATE_SPACE 1
+#else
+#define CUCKOO_ABI_HAS_CALCULATE_SPACE 0
+#endif
+
+#if defined(__has_include)
+#if __has_include("table/block_based/filter_policy_internal.h")
+#define CUCKOO_ABI_IN_TREE 1
+#endif
+#endif
+#ifndef CUCKOO_ABI_IN_TREE
+#define CUCKOO_ABI_IN_TREE 0
+#endif
+
+#if CUCKOO_ABI_IN_TREE
+
+#include "table/block_based/filter_policy_internal.h"
+
+#else  // !CUCKOO_ABI_IN_TREE
+
+// Out of tree: the layout must be one we have verified. Extend the table in
+// the header comment (and the #if blocks below) only after comparing the
+// class bodies of filter_policy_internal.h for the new version.
+#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(10, 11)
+#error "FilterBitsBuilder/Reader layout of this RocksDB version is not verified; see filter_bits_abi.h"
+#endif
+
+namespace ROCKSDB_NAMESPACE {
+
+class FilterBitsBuilder {
+ public:
+  virtual ~FilterBitsBuilder() {}
+
+  virtual void AddKey(const Slice& key) = 0;
+
+#if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
+  virtual void AddKeyAndAlt(const Slice& key, const Slice& alt) = 0;
+#endif
+
+  virtual size_t EstimateEntriesAdded() = 0;
+
+  virtual Slice Finish(std::unique_ptr<const char[]>* buf) = 0;
+
+  virtual Slice Finish(std::unique_ptr<const char[]>* buf,
+                       Status* /* status */) {
+    return Finish(buf);
+  }
+
+  virtual Status MaybePostVerify(const Slice& /* filter_content */) {
+    return Status::OK();
+  }
+
+  virtual size_t ApproximateNumEntries(size_t bytes) = 0;
+
+#if CUCKOO_ABI_HAS_CALCULATE_SPACE
+  virtual size_t CalculateSpace(size_t num_entries) = 0;
+
+  virtual double EstimatedFpRate(size_t num_entries, size_t bytes) = 0;
+#endif
+};
+
+class FilterBitsReader {
+ public:
+  virtual ~FilterBitsReader() {}
+
+  virtual bool MayMatch(const Slice& entry) = 0;
+
+  virtual void MayMatch(int num_keys, Slice** keys, bool* may_match) {
+    for (int i = 0; i < num_keys; ++i) {
+      may_match[i] = MayMatch(*keys[i]);
+    }
+  }
+};
+
+}  // namespace ROCKSDB_NAMESPACE
+
+#endif  // CUCKOO_ABI_IN_TREE
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_

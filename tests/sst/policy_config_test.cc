@@ -1,0 +1,318 @@
+// Options strings, layout resolution, registration and sizing rules of the
+// cuckoo FilterPolicy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy_config.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb_cuckoo/filter_policy.h"
+#include "test_util.h"
+
+namespace rocksdb_cuckoo {
+namespace {
+
+using internal::PolicyConfig;
+using ROCKSDB_NAMESPACE::ConfigOptions;
+using ROCKSDB_NAMESPACE::FilterPolicy;
+using ROCKSDB_NAMESPACE::Status;
+
+class PolicyConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { test::RegisterOnce(); }
+
+  static Status Create(const std::string& value,
+                       std::shared_ptr<const FilterPolicy>* policy) {
+    ConfigOptions options;  // defaults: ignore_unsupported_options = true
+    return FilterPolicy::CreateFromString(options, value, policy);
+  }
+};
+
+TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
+  struct Case {
+    double bits;
+    int f;
+    bool semi;
+  };
+  // Largest f with (f - 1) / 0.95 <= bits (semi-sorted), f = 32 unsorted
+  // from 32 / 0.95 = 33.68 bits.
+  const Case cases[] = {{4, 4, true},   {7.9, 8, true},   {8, 8, true},
+                        {9.47, 9, true}, {9.48, 10, true}, {10, 10, true},
+                        {12, 12, true}, {15.79, 16, true}, {16, 16, true},
+                        {20, 16, true}, {33.6, 16, true}, {33.7, 32, false},
+                        {64, 32, false}};
+  for (const Case& c : cases) {
+    CuckooFilterOptions o;
+    o.bits_per_key = c.bits;
+    CuckooFilterLayout layout;
+    ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok()) << c.bits;
+    EXPECT_EQ(layout.fingerprint_bits, c.f) << c.bits;
+    EXPECT_EQ(layout.semi_sort, c.semi) << c.bits;
+    EXPECT_EQ(layout.bucket_size, 4);
+    EXPECT_LE(layout.load_factor, 0.95 + 1e-9) << c.bits;
+    // The load spends exactly the budget.
+    const double per_entry = c.semi ? c.f - 1 : c.f;
+    EXPECT_NEAR(per_entry / layout.load_factor, c.bits, 1e-3) << c.bits;
+  }
+}
+
+TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
+  double previous = 1.0;
+  for (int millibits = 4000; millibits <= 64000; millibits += 250) {
+    const PolicyConfig c = internal::AutoConfig(millibits);
+    const double fpr =
+        internal::ExpectedFpr(c.fingerprint_bits, c.bucket_size, c.TargetLoad());
+    // Not monotone at every step (the load rises within one f), but a
+    // larger f always wins: never worse than 1.5x the previous step.
+    EXPECT_LT(fpr, previous * 1.5) << millibits;
+    previous = fpr;
+  }
+  // The design points: below Bloom's ~0.95% at 10 and ~0.084% at 16 bits/key
+  // (RocksDB's measured rates; the DB test and the benchmark measure ours).
+  EXPECT_LT(internal::ExpectedFpr(10, 4, internal::AutoConfig(10000).TargetLoad()), 0.0075);
+  EXPECT_LT(internal::ExpectedFpr(16, 4, internal::AutoConfig(16000).TargetLoad()), 0.0002);
+}
+
+TEST_F(PolicyConfigTest, NamesRoundTrip) {
+  const std::vector<std::string> names = {
+      "cuckoofilter:10",         "cuckoofilter:4",          "cuckoofilter:64",
+      "cuckoofilter:9.5",        "cuckoofilter:12.345",     "cuckoofilter:40",
+      "cuckoofilter:13:12:4:0",  "cuckoofilter:12:12:4:1",  "cuckoofilter:11.579:12:4:1",
+      "cuckoofilter:10:8:2:0",   "cuckoofilter:12:8:8:0",   "cuckoofilter:40:32:4:0",
+      "cuckoofilter:20:8:1:0",   "cuckoofilter:34:32:8:0"};
+  for (const std::string& name : names) {
+    PolicyConfig a;
+    ASSERT_TRUE(internal::ParsePolicyString(name, &a).ok()) << name;
+    EXPECT_EQ(internal::PolicyName(a), name);
+    std::shared_ptr<const FilterPolicy> policy;
+    ASSERT_TRUE(Create(name, &policy).ok()) << name;
+    ASSERT_NE(policy, nullptr) << name;  // the silent no-filter trap
+    EXPECT_EQ(std::string(policy->Name()), name);
+    EXPECT_EQ(policy->GetId(), name);
+    EXPECT_TRUE(IsCuckooFilterPolicy(policy.get()));
+    EXPECT_TRUE(policy->IsInstanceOf("cuckoofilter"));
+    EXPECT_STREQ(policy->CompatibilityName(), "rocksdb_cuckoo.CuckooFilter.v1");
+    EXPECT_NE(std::string(policy->Name()), "rocksdb.BuiltinBloomFilter");
+  }
+}
+
+TEST_F(PolicyConfigTest, NonCanonicalInputsNormalize) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"cuckoofilter:10.0", "cuckoofilter:10"},
+      {"cuckoofilter:010", "cuckoofilter:10"},
+      {"cuckoofilter:9.99951", "cuckoofilter:10"},  // 0.001-bit precision
+      {"cuckoofilter:12.50:12:4:1", "cuckoofilter:12.5:12:4:1"},
+  };
+  for (const auto& c : cases) {
+    std::shared_ptr<const FilterPolicy> policy;
+    ASSERT_TRUE(Create(c.first, &policy).ok()) << c.first;
+    ASSERT_NE(policy, nullptr);
+    EXPECT_EQ(std::string(policy->Name()), c.second);
+  }
+}
+
+TEST_F(PolicyConfigTest, TargetFprForm) {
+  for (double rate : {0.2, 0.03, 0.01, 0.001, 1e-4, 1e-6}) {
+    const std::string value = "cuckoofilter:fpr:" + std::to_string(rate);
+    CuckooFilterLayout layout;
+    ASSERT_TRUE(ParseCuckooFilterPolicyString(value, &layout).ok()) << value;
+    EXPECT_LE(layout.expected_fpr, rate) << value;
+    // Not wasteful: 5% fewer bits would miss the target (unless at the
+    // minimum budget).
+    if (layout.bits_per_key > kMinBitsPerKey) {
+      CuckooFilterOptions smaller;
+      smaller.bits_per_key = std::max(kMinBitsPerKey, layout.bits_per_key * 0.95);
+      CuckooFilterLayout s;
+      ASSERT_TRUE(ResolveCuckooFilterLayout(smaller, &s).ok());
+      EXPECT_GT(s.expected_fpr, rate) << value;
+    }
+    // Its canonical name is the automatic form.
+    std::shared_ptr<const FilterPolicy> policy;
+    ASSERT_TRUE(Create(value, &policy).ok());
+    ASSERT_NE(policy, nullptr);
+    EXPECT_EQ(std::string(policy->Name()), layout.name);
+    EXPECT_EQ(layout.name.find("fpr"), std::string::npos);
+  }
+}
+
+TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
+  const std::vector<std::string> bad = {
+      "cuckoofilter",                // no budget
+      "cuckoofilter:",               // empty budget
+      "cuckoofilter:abc",            // not a number
+      "cuckoofilter:-1",             // sign
+      "cuckoofilter:+10",            // sign
+      "cuckoofilter:3.9",            // below 4
+      "cuckoofilter:64.5",           // above 64
+      "cuckoofilter:0",              // no filter is not a cuckoo filter
+      "cuckoofilter:1e1",            // exponent
+      "cuckoofilter:nan",            //
+      "cuckoofilter:inf",            //
+      "cuckoofilter:10.",            // dangling point
+      "cuckoofilter: 10",            // space
+      "cuckoofilter:10:12:3:1",      // bucket size 3
+      "cuckoofilter:10:12:4:2",      // semi flag
+      "cuckoofilter:20:17:4:0",      // f = 17
+      "cuckoofilter:20:3:4:0",       // f = 3
+      "cuckoofilter:10:12:4:1",      // needs 11.579 bits at load 0.95
+      "cuckoofilter:20:12:8:1",      // semi-sorting needs b = 4
+      "cuckoofilter:40:32:4:1",      // semi-sorting needs f <= 16
+      "cuckoofilter:64:32:1:0",      // needs 71.1 bits
+      "cuckoofilter:10:12:4",        // 3 arguments
+      "cuckoofilter:10:12:4:1:0",    // 5 arguments
+      "cuckoofilter:10::4:1",        // empty field
+      "cuckoofilter:fpr",            //
+      "cuckoofilter:fpr:0",          //
+      "cuckoofilter:fpr:1",          //
+      "cuckoofilter:fpr:1.5",        //
+      "cuckoofilter:fpr:abc",        //
+      "cuckoofilter:fpr:0.0000000001",  // needs far more than 64 bits
+  };
+  for (const std::string& value : bad) {
+    std::shared_ptr<const FilterPolicy> policy;
+    Status s = Create(value, &policy);
+    EXPECT_FALSE(s.ok()) << value << " gave " << (policy ? policy->Name() : "null");
+    EXPECT_EQ(policy, nullptr) << value;
+    CuckooFilterLayout layout;
+    EXPECT_FALSE(ParseCuckooFilterPolicyString(value, &layout).ok()) << value;
+
+    // Through the strict table options parser.
+    ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+    ConfigOptions strict;
+    strict.input_strings_escaped = false;
+    s = ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
+        strict, ROCKSDB_NAMESPACE::BlockBasedTableOptions(), "filter_policy=" + value,
+        &table_options);
+    EXPECT_FALSE(s.ok()) << "table options: " << value;
+
+    // RocksDB's lenient parsing (escaped input, as for OPTIONS files)
+    // ignores errors of options set by name: no filter, OK status. This is
+    // why loaded policies must be checked for null.
+    ConfigOptions lenient;
+    ROCKSDB_NAMESPACE::BlockBasedTableOptions lenient_options;
+    s = ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
+        lenient, ROCKSDB_NAMESPACE::BlockBasedTableOptions(), "filter_policy=" + value,
+        &lenient_options);
+    EXPECT_TRUE(s.ok()) << value;
+    EXPECT_EQ(lenient_options.filter_policy, nullptr) << value;
+  }
+}
+
+TEST_F(PolicyConfigTest, TableOptionsStringCreatesThePolicy) {
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+  ConfigOptions config;
+  ASSERT_TRUE(ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
+                  config, ROCKSDB_NAMESPACE::BlockBasedTableOptions(),
+                  "filter_policy=cuckoofilter:12;block_size=8192", &table_options)
+                  .ok());
+  ASSERT_NE(table_options.filter_policy, nullptr);
+  EXPECT_STREQ(table_options.filter_policy->Name(), "cuckoofilter:12");
+  EXPECT_TRUE(IsCuckooFilterPolicy(table_options.filter_policy.get()));
+}
+
+TEST_F(PolicyConfigTest, OptionsStructModes) {
+  CuckooFilterLayout layout;
+  CuckooFilterOptions o;
+  o.fingerprint_bits = 12;
+  o.bucket_size = 4;
+  o.semi_sort = true;
+  o.bits_per_key = 0;  // maximum load
+  ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok());
+  EXPECT_EQ(layout.name, "cuckoofilter:11.579:12:4:1");
+  EXPECT_NEAR(layout.load_factor, 0.95, 1e-3);
+
+  o.bits_per_key = 14;
+  ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok());
+  EXPECT_EQ(layout.name, "cuckoofilter:14:12:4:1");
+  EXPECT_NEAR(layout.load_factor, 11.0 / 14, 1e-9);
+
+  o.bits_per_key = 11;  // too small for f = 12 semi-sorted
+  EXPECT_FALSE(ResolveCuckooFilterLayout(o, &layout).ok());
+
+  CuckooFilterOptions both;
+  both.fingerprint_bits = 12;
+  both.target_fpr = 0.01;
+  EXPECT_FALSE(ResolveCuckooFilterLayout(both, &layout).ok());
+
+  CuckooFilterOptions bad_b;
+  bad_b.fingerprint_bits = 12;
+  bad_b.bucket_size = 3;
+  std::shared_ptr<const FilterPolicy> policy;
+  EXPECT_FALSE(NewCuckooFilterPolicy(bad_b, &policy).ok());
+  EXPECT_EQ(policy, nullptr);
+
+  CuckooFilterOptions rate;
+  rate.target_fpr = 0.005;
+  ASSERT_TRUE(NewCuckooFilterPolicy(rate, &policy).ok());
+  ASSERT_NE(policy, nullptr);
+  ASSERT_TRUE(ResolveCuckooFilterLayout(rate, &layout).ok());
+  EXPECT_EQ(std::string(policy->Name()), layout.name);
+}
+
+TEST_F(PolicyConfigTest, BitsFactoryClamps) {
+  const std::pair<double, std::string> cases[] = {
+      {10, "cuckoofilter:10"},
+      {1.0, "cuckoofilter:4"},
+      {-5, "cuckoofilter:4"},
+      {1000, "cuckoofilter:64"},
+      {std::numeric_limits<double>::quiet_NaN(), "cuckoofilter:10"},
+      {std::numeric_limits<double>::infinity(), "cuckoofilter:64"},
+      {9.8765, "cuckoofilter:9.877"}};
+  for (const auto& c : cases) {
+    std::unique_ptr<const FilterPolicy> p(NewCuckooFilterPolicy(c.first));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(std::string(p->Name()), c.second) << c.first;
+  }
+}
+
+TEST_F(PolicyConfigTest, NotACuckooPolicy) {
+  std::unique_ptr<const FilterPolicy> bloom(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(10));
+  EXPECT_FALSE(IsCuckooFilterPolicy(bloom.get()));
+  EXPECT_FALSE(IsCuckooFilterPolicy(nullptr));
+  CuckooFilterPolicyStats stats;
+  EXPECT_FALSE(GetCuckooFilterPolicyStats(bloom.get(), &stats));
+}
+
+// BucketsForKeys keeps the table within the budget and under the maximum
+// load; KeysForFilterBytes is its inverse.
+TEST_F(PolicyConfigTest, SizingRules) {
+  for (const char* name : {"cuckoofilter:8", "cuckoofilter:10", "cuckoofilter:16",
+                           "cuckoofilter:9.474", "cuckoofilter:40",
+                           "cuckoofilter:10:8:2:0", "cuckoofilter:12:8:8:0",
+                           "cuckoofilter:20:8:1:0"}) {
+    PolicyConfig c;
+    ASSERT_TRUE(internal::ParsePolicyString(name, &c).ok());
+    uint64_t previous_bytes = 0;
+    for (uint64_t n : {0, 1, 2, 3, 10, 99, 100, 1000, 4321, 100000, 10000000}) {
+      const uint64_t buckets = internal::BucketsForKeys(c, n);
+      ASSERT_GE(buckets, 2u);
+      EXPECT_EQ(buckets % 2, 0u);
+      EXPECT_LE(double(n), buckets * c.bucket_size * c.HardMaxLoad() + 1e-9) << name << " " << n;
+      const uint64_t bytes = internal::FilterBytesForKeys(c, n);
+      EXPECT_GE(bytes, previous_bytes);
+      previous_bytes = bytes;
+      if (n >= 1000) {
+        // Within the budget, and using nearly all of it.
+        const double budget = std::ceil(n * c.BitsPerKey() / 8);
+        EXPECT_LE(double(bytes), budget + 32) << name << " " << n;
+        EXPECT_GT(double(bytes), 0.98 * budget) << name << " " << n;
+      }
+    }
+    for (uint64_t bytes : {0, 10, 40, 41, 64, 100, 4096, 65536, 1000000}) {
+      const uint64_t n = internal::KeysForFilterBytes(c, bytes);
+      if (n > 0) {
+        EXPECT_LE(internal::FilterBytesForKeys(c, n), bytes) << name;
+      }
+      EXPECT_GT(internal::FilterBytesForKeys(c, n + 1), bytes) << name << " " << bytes;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
