@@ -18,6 +18,10 @@ cuckoo_SOURCES-y = \
 	hash_dedupe.cc \
 	policy_config.cc \
 	plugin_registrar.cc \
+	live_table.cc \
+	live_snapshot.cc \
+	live_key_filter.cc \
+	filtered_db.cc \
 	../core/cuckoo_filter.cc \
 	../core/filter_format.cc \
 	../core/key_hash.cc \
