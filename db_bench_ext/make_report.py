@@ -28,8 +28,8 @@ import sys
 # The paper's Table 3 (CoNEXT 2014, 192 MB filters, 2014 hardware): only
 # printed in a column labelled "paper".
 PAPER = {
-    "cuckoo_plain": {"bits": 12.60, "fpr": 0.19, "mkeys": 5.00},
-    "cuckoo": {"bits": 12.58, "fpr": 0.09, "mkeys": 3.13},
+    "cuckoo_plain": "12.60 bits, 0.19%, 5.00 Mkeys/s",
+    "cuckoo": "12.58 bits, 0.09%, 3.13 Mkeys/s",
 }
 
 POLICY_LABEL = {
@@ -107,7 +107,7 @@ def write_dat(out_dir, name, columns, rows):
             f.write(" ".join(str(c) for c in r) + "\n")
 
 
-PNG_HEADER = ('set terminal pngcairo size 900,560 font "sans,10"\n'
+PNG_HEADER = ('set terminal pngcairo size 900,560 font "sans,10" noenhanced\n'
               'set grid\nset key top right\n')
 
 
@@ -155,8 +155,7 @@ def section_filter_level(out_dir, fb_rows, t3_rows, curve_rows, problems):
             fmt(1000.0 / num(r["pos_ns"])), fmt(1000.0 / num(r["neg_ns"])),
             fmt(1000.0 / num(r["batch_pos_ns"])),
             fmt(1000.0 / num(r["batch_neg_ns"])),
-            (f"{paper['bits']} bits, {paper['fpr']}%, {paper['mkeys']} Mkeys/s"
-             if paper else "-"),
+            paper or "-",
         ])
     keys = t3_rows[0]["keys"] if t3_rows else "?"
     lines += [
@@ -258,9 +257,14 @@ def section_filter_level(out_dir, fb_rows, t3_rows, curve_rows, problems):
         lines.append(
             f"**Crossover**: from {fmt(crossover['bits'], 0)} bits/key on, the "
             f"semi-sorted cuckoo filter has a lower FPR than Bloom at the same "
-            f"size (there Bloom's FPR is {fmt(crossover['bloom_fpr'], 2)}%, "
-            f"cuckoo's {fmt(crossover['cuckoo_fpr'], 2)}%). Below it Bloom is "
-            f"more accurate per bit. The paper puts the crossover near 3%.")
+            f"size (at {fmt(crossover['bits'], 0)} bits/key: Bloom "
+            f"{fmt(crossover['bloom_fpr'], 2)}%, cuckoo "
+            f"{fmt(crossover['cuckoo_fpr'], 2)}%). Interpolating between the "
+            f"measured points, the curves cross near "
+            f"{fmt(crossover['crossing_bits'], 1)} bits/key, where Bloom's FPR "
+            f"is about {fmt(crossover['crossing_fpr'], 2)}%: below that FPR the "
+            f"semi-sorted cuckoo filter is the smaller filter, above it Bloom "
+            f"is. The paper puts the crossover near 3%.")
     else:
         lines.append("**Crossover**: the semi-sorted cuckoo filter never beat "
                      "Bloom's FPR in the measured range.")
@@ -272,17 +276,32 @@ def section_filter_level(out_dir, fb_rows, t3_rows, curve_rows, problems):
 
 
 def crossover_point(curve):
-    """Smallest bits/key from which semi-sorted cuckoo's FPR stays below
-    Bloom's at every larger measured bits/key."""
+    """Where the semi-sorted cuckoo filter's FPR curve crosses Bloom's: the
+    last bits/key at which cuckoo is not better, the first from which it stays
+    better, and Bloom's FPR at the crossing (log-linear interpolation)."""
     bloom, ss = curve.get("bloom", {}), curve.get("cuckoo", {})
     common = sorted(set(bloom) & set(ss))
-    point = None
-    for b in reversed(common):
-        bf, cf = num(bloom[b]["fpr_percent"]), num(ss[b]["fpr_percent"])
-        if cf < bf:
-            point = {"bits": b, "bloom_fpr": bf, "cuckoo_fpr": cf}
-        else:
-            break
+    wins = [num(ss[b]["fpr_percent"]) < num(bloom[b]["fpr_percent"]) for b in common]
+    if not common or not wins[-1]:
+        return None
+    first = len(common) - 1
+    while first > 0 and wins[first - 1]:
+        first -= 1
+    b1 = common[first]
+    point = {"bits": b1, "bloom_fpr": num(bloom[b1]["fpr_percent"]),
+             "cuckoo_fpr": num(ss[b1]["fpr_percent"])}
+    if first == 0:
+        point["crossing_fpr"] = point["bloom_fpr"]
+        point["crossing_bits"] = b1
+        return point
+    b0 = common[first - 1]
+    # d(b) = log(cuckoo/bloom): >= 0 at b0, < 0 at b1.
+    d0 = math.log(num(ss[b0]["fpr_percent"]) / num(bloom[b0]["fpr_percent"]))
+    d1 = math.log(point["cuckoo_fpr"] / point["bloom_fpr"])
+    t = d0 / (d0 - d1) if d0 != d1 else 1.0
+    lb0, lb1 = math.log(num(bloom[b0]["fpr_percent"])), math.log(point["bloom_fpr"])
+    point["crossing_bits"] = b0 + t * (b1 - b0)
+    point["crossing_fpr"] = math.exp(lb0 + t * (lb1 - lb0))
     return point
 
 
@@ -307,6 +326,8 @@ def occupancy_plots(out_dir, fb_rows, problems):
             write_dat(out_dir, name, ["occupancy", "mops"], sorted(ins[c]))
             series_ins.append(f'"{name}" using ($1*100):2 with linespoints title "{c}"')
     for (c, mode) in sorted(look):
+        if c not in CORE_CONFIGS:
+            continue
         name = f"lookup_{c}_{mode.replace('/', '_')}.dat"
         write_dat(out_dir, name, ["occupancy", "mops"], sorted(look[(c, mode)]))
         series_look.append(
@@ -325,6 +346,10 @@ def occupancy_plots(out_dir, fb_rows, problems):
             'set title "Lookup speed versus occupancy"\n'
             'plot ' + ", ".join(series_look) + "\n"), problems)
     return ["### 1d. Speed versus occupancy", "",
+            "From filter_bench's fill sweep: a filter filled until its first "
+            "failed insert, insert throughput per 10% band, and lookup "
+            "throughput (single and batched, absent and present keys) at the "
+            "end of each band.", "",
             "![insert throughput vs occupancy](insert_vs_occupancy.png)", "",
             "![lookup throughput vs occupancy](lookup_vs_occupancy.png)", ""]
 
@@ -409,14 +434,16 @@ def section_churn(out_dir, summary, timeline, counting, problems):
         r = by.get(m)
         if r is None:
             continue
+        filtered = m != "plain"
+        pct = lambda key: fmt(num(r[key]) * 100, 3) if filtered else "no filter"
         table.append([
             m, fmt(num(r["writes_per_sec"]), 0), fmt(num(r["write_ratio_vs_plain"])),
             fmt(num(r["maybe_checks_per_write"]), 3),
             fmt(num(r["neg_gets_per_sec"]), 0), fmt(num(r["neg_get_p50_ns"]), 0),
             fmt(num(r["neg_get_p99_ns"]), 0), fmt(num(r["neg_speedup_vs_plain"])),
-            fmt(num(r["fpr_after_fill"]) * 100, 3), fmt(num(r["fpr_after_churn"]) * 100, 3),
-            fmt(num(r["fpr_max"]) * 100, 3),
-            fmt(num(r["bits_per_live_key"])), r.get("errors", "n/a"),
+            pct("fpr_after_fill"), pct("fpr_after_churn"), pct("fpr_max"),
+            fmt(num(r["bits_per_live_key"])) if filtered else "-",
+            r.get("errors", "n/a"),
         ])
     lines += [
         "db_bench_ext/churn_bench: a sliding window of live keys (insert a "
@@ -464,17 +491,29 @@ def section_churn(out_dir, summary, timeline, counting, problems):
             'set title "Front-filter FPR under churn"\n'
             'plot ' + ", ".join(series) + "\n"), problems)
     lines += ["![FPR over time under churn](fpr_over_time.png)", ""]
-    cu, pl, bn = by.get("cuckoo"), by.get("plain"), by.get("bloom_norebuild")
+    cu, pl = by.get("cuckoo"), by.get("plain")
+    norebuild = sorted((num(r["writes_done"]), num(r["fpr_never_inserted"]))
+                       for r in timeline if r["mode"] == "bloom_norebuild")
     if cu and pl:
         v = (f"**Verdict for the mutable case**: the cuckoo live-key filter "
              f"answers negative Gets {fmt(num(cu['neg_speedup_vs_plain']))}x "
              f"faster than plain RocksDB; its FPR moved "
              f"{fmt(num(cu['fpr_change_pct']), 1)}% over the churn at "
              f"{fmt(num(cu['bits_per_live_key']))} bits per live key")
-        if bn:
-            v += (f", while a Bloom filter that is not rebuilt went from "
-                  f"{fmt(num(bn['fpr_after_fill']) * 100, 3)}% to "
-                  f"{fmt(num(bn['fpr_after_churn']) * 100, 3)}%")
+        if norebuild:
+            v += (f", while the same Bloom filter never rebuilt went from "
+                  f"{fmt(norebuild[0][1] * 100, 3)}% to "
+                  f"{fmt(norebuild[-1][1] * 100, 3)}%")
+        if sel:
+            v += (f"; a deletable counting Bloom filter needs "
+                  f"{fmt(num(sel[0]['ratio_bits_vs_cuckoo']))}x its space for "
+                  f"the same FPR")
+        ub = by.get("cuckoo_unique")
+        v += (f". Writes run at {fmt(num(cu['write_ratio_vs_plain']))}x of "
+              f"plain RocksDB with exact maybe-checks")
+        if ub:
+            v += (f" and {fmt(num(ub['write_ratio_vs_plain']))}x with "
+                  f"assume_unique_writes")
         lines += [v + ".", ""]
     return "\n".join(lines)
 
@@ -505,7 +544,7 @@ def main():
     sst_md = section_sst(sst, problems)
     churn_md = section_churn(out, cs, ct, cc, problems)
 
-    x = fmt(crossover["bloom_fpr"], 1) if crossover else "n/a"
+    x = fmt(crossover["crossing_fpr"], 1) if crossover else "n/a"
     header = ["# rocksdb-cuckoo: where Bloom wins and where cuckoo wins", ""]
     header += [f"- {m.replace('=', ': ', 1)}" for m in args.meta]
     header += [

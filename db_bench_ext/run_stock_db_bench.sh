@@ -18,7 +18,7 @@
 #   --num=<n>              keys (default 1000000)
 #   --reads=<n>            reads per read benchmark (default 500000)
 #   --bits=<list>          bits/key values, comma separated (default 10,16)
-#   --policies=<list>      bloom,ribbon,cuckoo (default bloom,cuckoo)
+#   --policies=<list>      bloom,ribbon,cuckoo,cuckoo_plain (default bloom,cuckoo)
 #   --repeats=<n>          runs per (bits, policy), best ops/s kept (default 1);
 #                          runs alternate between policies
 #   --cache_size=<bytes>   block cache (default 536870912: reads measure CPU)
@@ -79,7 +79,10 @@ policy_string() {  # policy bits
   case "$1" in
     bloom) echo "bloomfilter:$2:false" ;;
     ribbon) echo "ribbonfilter:$2:-1" ;;   # Ribbon at every level
-    cuckoo) echo "cuckoofilter:$2" ;;
+    cuckoo) echo "cuckoofilter:$2" ;;   # semi-sorted buckets of 4
+    cuckoo_plain)  # buckets of 4, not semi-sorted: largest f with f/0.95 <= bits
+      awk -v b="$2" 'BEGIN { f = int(0.95 * b + 1e-9); if (f > 16) f = 16;
+                            printf "cuckoofilter:%s:%d:4:0\n", b, f }' ;;
     *) echo "unknown policy $1" >&2; exit 2 ;;
   esac
 }
@@ -116,7 +119,7 @@ run_one() {  # policy bits repeat -> appends a result line to $workdir/results
   rm -rf "$db"
   write_options "$opts" "$fp"
   local preload=""
-  [ "$policy" = cuckoo ] && preload="$plugin"
+  case "$policy" in cuckoo*) preload="$plugin" ;; esac
   LD_PRELOAD="$preload" "$db_bench" --db="$db" --options_file="$opts" \
     --benchmarks=fillrandom,compact,readrandom,readmissing,multireadrandom \
     --num="$num" --reads="$reads" --multiread_batched --batch_size=32 \
