@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "temp_dir.h"
+
 #include "rocksdb/db.h"
 #include "rocksdb/merge_operator.h"
 #include "rocksdb/options.h"
@@ -20,29 +22,7 @@
 namespace rocksdb_cuckoo {
 namespace test {
 
-// A fresh directory under $TEST_TMPDIR (or /tmp), removed at destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/cuckoo_live_XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      ADD_FAILURE() << "mkdtemp failed for " << pattern;
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using cuckoo_test::TempDir;
 
 // Merge operator: concatenates operands (a missing base value is "").
 class AppendOperator : public ROCKSDB_NAMESPACE::AssociativeMergeOperator {

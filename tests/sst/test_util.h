@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "temp_dir.h"
+
 #include "rocksdb/utilities/object_registry.h"
 #include "rocksdb_cuckoo/filter_policy.h"
 
@@ -20,33 +22,7 @@ inline void RegisterOnce() {
   (void)registered;
 }
 
-// A fresh directory under $TEST_TMPDIR (or /tmp), removed on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
-    const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base ? base : "/tmp") +
-                          "/cuckoo_sst_" + tag + "_XXXXXX";
-    char* made = mkdtemp(&pattern[0]);
-    if (made == nullptr) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string Sub(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using cuckoo_test::TempDir;
 
 }  // namespace test
 }  // namespace rocksdb_cuckoo
