@@ -68,6 +68,7 @@
 #include <thread>
 #include <vector>
 
+#include "bit_util.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -111,11 +112,7 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-uint64_t Mix64(uint64_t x) {  // bijective (SplitMix64 finalizer)
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using cuckoo::internal::Mix64;  // bijective (SplitMix64 finalizer)
 
 // Key of index i: 16 hex digits of a bijection of i, so inserts arrive in
 // random key order. Indexes >= 2^62 are never inserted.

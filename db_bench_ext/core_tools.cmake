@@ -6,4 +6,4 @@
 #   build/db_bench_ext/filter_bench --num=10000000 --csv=filter_bench.csv
 cuckoo_add_tool(filter_bench
   SOURCES filter_bench.cc
-  LIBS cuckoo_core)
+  LIBS cuckoo_core cuckoo_core_internal)

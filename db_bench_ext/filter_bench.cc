@@ -89,6 +89,7 @@
 #include <string>
 #include <vector>
 
+#include "bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
 
 DEFINE_uint64(num, 10000000, "Items the filter is sized for and filled with");
@@ -156,13 +157,7 @@ inline void DoNotOptimize(const T& value) {
   asm volatile("" : : "r,m"(value) : "memory");
 }
 
-// SplitMix64's output function: a bijection, so distinct indexes give
-// distinct hashes.
-inline uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using cuckoo::internal::Mix64;  // bijective: distinct indexes, distinct hashes
 
 class KeyStream {
  public:

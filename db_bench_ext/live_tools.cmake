@@ -2,4 +2,4 @@
 # under a sliding-window churn workload (see the header of churn_bench.cc).
 cuckoo_add_tool(churn_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/churn_bench.cc
-  LIBS rocksdb_cuckoo cuckoo_xxhash)
+  LIBS rocksdb_cuckoo cuckoo_core_internal cuckoo_xxhash)

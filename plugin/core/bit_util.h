@@ -56,12 +56,17 @@ inline uint32_t Mix32(uint32_t h) {
   return h;
 }
 
-// SplitMix64 step: the random source of the eviction walk.
-inline uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+// SplitMix64's output function: a bijection of 64-bit values (distinct
+// inputs give distinct outputs).
+inline uint64_t Mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+// SplitMix64 step: the random source of the eviction walk.
+inline uint64_t SplitMix64(uint64_t* state) {
+  return Mix64(*state += 0x9e3779b97f4a7c15ULL);
 }
 
 }  // namespace internal

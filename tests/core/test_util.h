@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
 
 namespace cuckoo {
@@ -82,12 +83,7 @@ inline std::string ConfigName(const FilterConfig& c) {
          std::to_string(c.bucket_size) + (c.semi_sort ? "_ss" : "");
 }
 
-// SplitMix64's output function: a bijection of 64-bit values.
-inline uint64_t Mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using internal::Mix64;  // plugin/core/bit_util.h
 
 // A deterministic stream of pseudo-random 64-bit item hashes. Key(i) is a
 // bijection of i, so distinct indexes give distinct keys: the items a test
