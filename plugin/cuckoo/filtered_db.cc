@@ -203,8 +203,7 @@ class FilteredDBImpl final : public FilteredDB {
   using StackableDB::Get;
   Status Get(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
              PinnableSlice* value) override {
-    const CfState* s = ReadState(ro, cf);
-    if (s != nullptr && !s->filter->MayContain(View(key))) {
+    if (KnownAbsent(ro, cf, key)) {
       if (value != nullptr) value->Reset();
       return Status::NotFound();
     }
@@ -214,8 +213,7 @@ class FilteredDBImpl final : public FilteredDB {
   using StackableDB::GetEntity;
   Status GetEntity(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
                    PinnableWideColumns* columns) override {
-    const CfState* s = ReadState(ro, cf);
-    if (s != nullptr && !s->filter->MayContain(View(key))) {
+    if (KnownAbsent(ro, cf, key)) {
       if (columns != nullptr) columns->Reset();
       return Status::NotFound();
     }
@@ -227,8 +225,7 @@ class FilteredDBImpl final : public FilteredDB {
                           const Slice& key, PinnableSlice* slices,
                           ROCKSDB_NAMESPACE::GetMergeOperandsOptions* opts,
                           int* count) override {
-    const CfState* s = ReadState(ro, cf);
-    if (s != nullptr && !s->filter->MayContain(View(key))) {
+    if (KnownAbsent(ro, cf, key)) {
       if (count != nullptr) *count = 0;
       return Status::NotFound();
     }
@@ -238,8 +235,7 @@ class FilteredDBImpl final : public FilteredDB {
   using StackableDB::KeyMayExist;
   bool KeyMayExist(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
                    std::string* value, bool* value_found) override {
-    const CfState* s = ReadState(ro, cf);
-    if (s != nullptr && !s->filter->MayContain(View(key))) {
+    if (KnownAbsent(ro, cf, key)) {
       if (value_found != nullptr) *value_found = false;
       return false;
     }
@@ -368,6 +364,12 @@ class FilteredDBImpl final : public FilteredDB {
     }
     return State(cf);
   }
+  // True if the read may answer NotFound without the DB: the column family
+  // is filtered for this read and its filter rules the key out.
+  bool KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key) const {
+    const CfState* s = ReadState(ro, cf);
+    return s != nullptr && !s->filter->MayContain(View(key));
+  }
 
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops, WriteFn&& write);
@@ -433,8 +435,7 @@ std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
   std::vector<char> maybe(n, 1);
   size_t absent = 0;
   for (size_t i = 0; i < n; ++i) {
-    const CfState* s = ReadState(ro, cfs[i]);
-    if (s != nullptr && !s->filter->MayContain(View(keys[i]))) {
+    if (KnownAbsent(ro, cfs[i], keys[i])) {
       maybe[i] = 0;
       ++absent;
     }
