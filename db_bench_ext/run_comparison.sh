@@ -77,7 +77,7 @@ tools=$build_dir/db_bench_ext
 for t in filter_bench policy_bench churn_bench; do
   [ -x "$tools/$t" ] || { echo "run_comparison: $tools/$t is missing (build first)" >&2; exit 1; }
 done
-plugin=$build_dir/plugin/librocksdb_cuckoo.so
+plugin=$build_dir/librocksdb_cuckoo.so
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -13,7 +13,7 @@
 # assertions enabled, so absolute numbers are pessimistic: compare ratios).
 #
 # Usage: db_bench_ext/run_stock_db_bench.sh [options]
-#   --plugin=<path>        librocksdb_cuckoo.so (default: build/plugin/librocksdb_cuckoo.so)
+#   --plugin=<path>        librocksdb_cuckoo.so (default: build/release/librocksdb_cuckoo.so)
 #   --db_bench=<path>      default: /usr/bin/db_bench
 #   --num=<n>              keys (default 1000000)
 #   --reads=<n>            reads per read benchmark (default 500000)
@@ -37,7 +37,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-plugin="$here/../build/plugin/librocksdb_cuckoo.so"
+plugin="$here/../build/release/librocksdb_cuckoo.so"
 db_bench=/usr/bin/db_bench
 num=1000000
 reads=500000

@@ -7,4 +7,4 @@
 cuckoo_add_tool(policy_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/policy_bench.cc
   LIBS rocksdb_cuckoo)
-target_include_directories(policy_bench PRIVATE ${PROJECT_SOURCE_DIR}/plugin/cuckoo)
+target_include_directories(policy_bench PRIVATE ${PROJECT_SOURCE_DIR}/plugin/cuckoo/sst)

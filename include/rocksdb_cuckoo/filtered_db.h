@@ -75,7 +75,7 @@
 
 #include "rocksdb/db.h"
 #include "rocksdb/utilities/stackable_db.h"
-#include "rocksdb_cuckoo/live_key_filter.h"
+#include "cuckoo/live_key_filter.h"
 
 namespace rocksdb_cuckoo {
 

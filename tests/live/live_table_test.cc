@@ -16,7 +16,7 @@
 
 #include "live_snapshot.h"
 #include "live_table.h"
-#include "rocksdb_cuckoo/live_key_filter.h"
+#include "cuckoo/live_key_filter.h"
 
 namespace rocksdb_cuckoo {
 namespace {

@@ -1,4 +1,4 @@
-#include "rocksdb_cuckoo/live_key_filter.h"
+#include "cuckoo/live_key_filter.h"
 
 #include <cmath>
 

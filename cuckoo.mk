@@ -1,0 +1,48 @@
+# rocksdb-cuckoo as an in-tree RocksDB plugin, read by RocksDB's Makefile
+# (and, for the function and libraries, by RocksDB's CMake):
+#
+#   git clone <this repository> /path/to/rocksdb/plugin/cuckoo
+#   cd /path/to/rocksdb && make ROCKSDB_PLUGINS=cuckoo static_lib db_bench
+#
+# Paths are relative to this directory (RocksDB prefixes plugin/cuckoo/);
+# flags are relative to the RocksDB root, where make runs. The same lists are
+# in CMakeLists.txt, one file per line (tests/sst/plugin_fragment_test.sh
+# checks that both agree).
+#
+# RocksDB's CMake reads this file with regular expressions that take the rest
+# of the first line where SOURCES, _FUNC or _LIBS is followed by " = ": keep
+# FUNC and LIBS on one line each, never write that sequence in a comment,
+# and keep the source list in the "-y" variable (as ZenFS does) so that
+# CMake takes the sources from CMakeLists.txt.
+
+cuckoo_SOURCES-y = \
+	plugin/core/cuckoo_filter.cc \
+	plugin/core/filter_format.cc \
+	plugin/core/hash_dedupe.cc \
+	plugin/core/key_hash.cc \
+	plugin/core/live_key_filter.cc \
+	plugin/core/live_snapshot.cc \
+	plugin/core/live_table.cc \
+	plugin/core/table_ops.cc \
+	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
+	plugin/cuckoo/sst/policy_config.cc \
+	plugin/cuckoo/live/filtered_db.cc \
+	plugin/cuckoo/plugin_registrar.cc
+
+cuckoo_SOURCES += $(cuckoo_SOURCES-y)
+
+# Installed by RocksDB's "make install" under include/rocksdb/plugin/cuckoo/.
+cuckoo_HEADERS-y = \
+	include/cuckoo/cuckoo_filter.h \
+	include/cuckoo/live_key_filter.h \
+	include/rocksdb_cuckoo/filter_policy.h \
+	include/rocksdb_cuckoo/filtered_db.h
+
+cuckoo_HEADERS += $(cuckoo_HEADERS-y)
+
+cuckoo_CXXFLAGS += -I./plugin/cuckoo/include -I./plugin/cuckoo/plugin/core \
+	-I./plugin/cuckoo/plugin/cuckoo/sst
+cuckoo_LDFLAGS += -lxxhash
+
+cuckoo_FUNC = cuckoo_RegisterPlugin
+cuckoo_LIBS = xxhash
