@@ -11,19 +11,29 @@
 // When this file is compiled inside a RocksDB source tree (the in-tree plugin
 // build, ROCKSDB_PLUGINS=cuckoo), the real internal header is used instead.
 //
-// Known layouts (verified against the tagged sources):
+// Known layouts, verified with tools/abi_probe (which compiles a vtable-slot
+// probe against a tree's real filter_policy_internal.h and against this file)
+// on the last patch release of every minor version from 7.0 to 11.8:
 //
-//   RocksDB       FilterBitsBuilder virtuals, in order
-//   7.0 .. 9.5    ~dtor, AddKey, EstimateEntriesAdded, Finish(buf),
-//                 Finish(buf, status), MaybePostVerify, ApproximateNumEntries
-//   9.6 .. 10.8   as above with AddKeyAndAlt right after AddKey
-//   10.9 .. 10.10 as 9.6, plus CalculateSpace and EstimatedFpRate at the end
+//   RocksDB       FilterBitsBuilder virtuals, in order (vtable slot)
+//   7.0 .. 9.5    ~dtor (0, 1), AddKey 2, EstimateEntriesAdded 3,
+//                 Finish(buf) 4, Finish(buf, status) 5, MaybePostVerify 6,
+//                 ApproximateNumEntries 7
+//   9.6 .. 10.8   as above with AddKeyAndAlt right after AddKey (slot 3; the
+//                 later ones move up by one)
+//   10.9 .. 11.8  as 9.6, plus CalculateSpace 9 and EstimatedFpRate 10
 //
-//   FilterBitsReader (all versions): ~dtor, MayMatch(key),
-//                 MayMatch(num_keys, keys, may_match)
+//   FilterBitsReader (all versions): ~dtor (0, 1), MayMatch(key) 2,
+//                 MayMatch(num_keys, keys, may_match) 3
 //
-// Any other version is refused at compile time: a wrong guess would not fail
-// to link, it would call the wrong virtual function at run time.
+// Any newer version is refused at compile time: a wrong guess would not fail
+// to link, it would call the wrong virtual function at run time. To add one,
+// run the probe on that release's source tree (only headers are compiled):
+//
+//   tools/abi_probe/abi_probe.sh /path/to/rocksdb-<version>
+//
+// and, if it reports the layout of a known row, raise the limit below (and
+// this table); if it reports a new virtual, declare it in the matching place.
 //
 // Macros defined for the implementation:
 //   CUCKOO_ABI_IN_TREE             1 when the real internal header is used
@@ -82,10 +92,10 @@
 #else  // !CUCKOO_ABI_IN_TREE
 
 // Out of tree: the layout must be one we have verified. Extend the table in
-// the header comment (and the #if blocks below) only after comparing the
-// class bodies of filter_policy_internal.h for the new version.
-#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(10, 11)
-#error "FilterBitsBuilder/Reader layout of this RocksDB version is not verified; see filter_bits_abi.h"
+// the header comment (and the #if blocks below) only after tools/abi_probe
+// reports MATCH for the new version.
+#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(11, 9)
+#error "rocksdb-cuckoo: the FilterBitsBuilder/Reader layout of this RocksDB version (newer than 11.8) is not verified. Run tools/abi_probe/abi_probe.sh <RocksDB source tree of this version> and extend plugin/cuckoo/sst/filter_bits_abi.h as its comment says, or build in-tree (ROCKSDB_PLUGINS=cuckoo), which uses RocksDB's own header."
 #endif
 
 namespace ROCKSDB_NAMESPACE {
