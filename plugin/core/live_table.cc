@@ -44,8 +44,12 @@ inline int EmptyLane(uint64_t word) {
 
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
 // Test builds only: widens the window between a reader's two bucket loads
-// so that races with relocations actually happen in tests.
+// so that races with relocations actually happen in tests, and runs the
+// test hook (a deterministic interleaving) if one is set.
 inline void RaceWindow() {
+  if (LiveTable::test_between_loads != nullptr) {
+    LiveTable::test_between_loads(LiveTable::test_between_loads_arg);
+  }
   for (volatile int i = 0; i < 64; i = i + 1) {
   }
 }
@@ -60,6 +64,11 @@ inline void CpuRelax() {
 }
 
 }  // namespace
+
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+void (*LiveTable::test_between_loads)(void* arg) = nullptr;
+void* LiveTable::test_between_loads_arg = nullptr;
+#endif
 
 uint64_t LiveTable::BucketsFor(uint64_t keys, double load) {
   if (!(load > 0.0) || load > 1.0) load = 1.0;
@@ -282,13 +291,39 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
   return true;
 }
 
+void LiveTable::BeginWrite(uint32_t s1, uint32_t s2) {
+  versions_[s1].store(versions_[s1].load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+  if (s2 != s1) {
+    versions_[s2].store(versions_[s2].load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+}
+
+void LiveTable::EndWrite(uint32_t s1, uint32_t s2) {
+  versions_[s1].store(versions_[s1].load(std::memory_order_relaxed) + 1,
+                      std::memory_order_release);
+  if (s2 != s1) {
+    versions_[s2].store(versions_[s2].load(std::memory_order_relaxed) + 1,
+                        std::memory_order_release);
+  }
+}
+
 bool LiveTable::Erase(uint64_t hash) {
   const Candidates c = Locate(hash);
   for (uint32_t bucket : {c.i1, c.i2}) {
     const uint64_t word = buckets_[bucket].load(std::memory_order_relaxed);
     for (int j = 0; j < kSlots; ++j) {
       if (Lane(word, j) == c.fp) {
-        buckets_[bucket].store(WithLane(word, j, 0), std::memory_order_release);
+        // Another copy of this fingerprint may stand for a live item and may
+        // have been inserted into the other bucket after a reader loaded it:
+        // removing this copy must invalidate such a reader (see the header).
+        const uint32_t s1 = Stripe(c.i1);
+        const uint32_t s2 = Stripe(c.i2);
+        BeginWrite(s1, s2);
+        buckets_[bucket].store(WithLane(word, j, 0), std::memory_order_relaxed);
+        EndWrite(s1, s2);
         num_items_.fetch_sub(1, std::memory_order_relaxed);
         return true;
       }

@@ -16,8 +16,15 @@
 //   around every relocation (an entry moving from one of its buckets to the
 //   other), so a reader that raced with a move retries instead of missing the
 //   entry between the two bucket loads.
-// - Inserting into an empty slot and erasing need no version change: they
-//   never hide an entry that stays present.
+// - Inserting into an empty slot needs no version change: publishing a new
+//   entry hides nothing.
+// - Erasing DOES bump the stripes of both buckets. Copies of one fingerprint
+//   in the two buckets of a pair are interchangeable: if another item with
+//   the same fingerprint and bucket pair is inserted into the bucket a reader
+//   already loaded and then erased from the bucket it loads next (removing
+//   the copy that stood for a live item), the live item's fingerprint moved
+//   between the reader's two loads without any relocation. The version bump
+//   makes that reader retry (issue 9, item 4).
 // - Inserts find a complete cuckoo path to an empty slot by breadth-first
 //   search first, then execute it from the empty end, so a failed insert
 //   leaves the table unchanged and there is never a displaced "victim".
@@ -108,6 +115,14 @@ class LiveTable {
   // Number of non-empty entries of a bucket word.
   static int CountEntries(uint64_t word);
 
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+  // Test builds only: when set, Contains calls it once between its two
+  // bucket loads (the hook clears itself if it wants to run once), so tests
+  // can interleave a writer deterministically at that point.
+  static void (*test_between_loads)(void* arg);
+  static void* test_between_loads_arg;
+#endif
+
  private:
   struct Candidates {
     uint32_t fp;
@@ -117,6 +132,9 @@ class LiveTable {
   Candidates Locate(uint64_t hash) const;
   uint32_t Stripe(uint32_t bucket) const { return bucket & (kStripes - 1); }
   bool SearchAndInsert(const Candidates& c);
+  // Seqlock write side over the stripes of two buckets.
+  void BeginWrite(uint32_t s1, uint32_t s2);
+  void EndWrite(uint32_t s1, uint32_t s2);
 
   const uint32_t num_buckets_;
   const uint32_t seed_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "live_snapshot.h"
+#include "cuckoo_table.h"
 #include "live_table.h"
 #include "cuckoo/live_key_filter.h"
 
@@ -180,6 +181,75 @@ LiveKeyFilterOptions SmallOptions() {
   o.initial_capacity = 1000;
   return o;
 }
+
+// Issue 9, item 4: K is live in its alternate bucket A. K2 (primary A) and K3
+// (primary P = K's primary) share K's fingerprint and bucket pair. A reader of
+// K loads P, then (in the hook, i.e. between its two loads) the writer inserts
+// K3 (lands in P) and erases K2 (removes the copy in A that stood for K), then
+// the reader loads A. Neither load sees the fingerprint although K is live
+// throughout; the reader must notice the erase and retry. Deterministic: the
+// hook runs the writer's operations inline, once.
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+namespace {
+// A 2-bucket table: every item's pair is {0, 1}. Bucket = top bit of the low
+// 32 bits; fingerprint from the high 32 bits.
+uint64_t HashFor(uint32_t bucket, uint32_t fp_seed) {
+  return (uint64_t{0x9e3779b9u * (fp_seed + 1)} << 32) | (bucket ? 0x80000000u : 0u);
+}
+struct MoveWithoutRelocation {
+  LiveTable* table;
+  uint64_t k3;
+  uint64_t k2;
+  int runs = 0;
+};
+void WriterBetweenLoads(void* arg) {
+  auto* w = static_cast<MoveWithoutRelocation*>(arg);
+  if (w->runs++ != 0) return;
+  ASSERT_TRUE(w->table->Insert(w->k3));
+  ASSERT_TRUE(w->table->Erase(w->k2));
+}
+}  // namespace
+
+TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
+  LiveTable table(2, 0);
+  const uint32_t P = 0, A = 1;
+  const uint64_t k = HashFor(P, 0);
+  const uint64_t k2 = HashFor(A, 0);
+  const uint64_t k3 = HashFor(P, 0);
+  // Fillers with other fingerprints. Insert puts an item into the less
+  // loaded bucket of its pair, the primary on a tie.
+  ASSERT_TRUE(table.Insert(HashFor(P, 1)));  // P: f1
+  ASSERT_TRUE(table.Insert(k));              // A: K (A less loaded)
+  ASSERT_TRUE(table.Insert(HashFor(P, 2)));  // P: f1 f2 (tie -> primary)
+  ASSERT_TRUE(table.Insert(HashFor(A, 3)));  // A: K f3
+  ASSERT_TRUE(table.Insert(HashFor(P, 4)));  // P: f1 f2 f4
+  ASSERT_TRUE(table.Insert(HashFor(A, 5)));  // A: K f3 f5
+  const uint32_t fp = cuckoo::internal::FingerprintOf<16>(k);
+  auto holds = [&](uint32_t b) {
+    const uint64_t w = table.LoadBucket(b);
+    for (int j = 0; j < 4; ++j) {
+      if (((w >> (16 * j)) & 0xffff) == fp) return true;
+    }
+    return false;
+  };
+  ASSERT_FALSE(holds(P));
+  ASSERT_TRUE(holds(A));
+
+  MoveWithoutRelocation w{&table, k3, k2};
+  LiveTable::test_between_loads_arg = &w;
+  LiveTable::test_between_loads = &WriterBetweenLoads;
+  uint64_t retries = 0;
+  const bool found = table.Contains(k, &retries);
+  LiveTable::test_between_loads = nullptr;
+  LiveTable::test_between_loads_arg = nullptr;
+  // The fingerprint moved A -> P while the reader was between P and A.
+  EXPECT_TRUE(holds(P));
+  EXPECT_FALSE(holds(A));
+  EXPECT_TRUE(found) << "false negative: live item K not found";
+  EXPECT_GE(retries, 1u);
+  EXPECT_EQ(w.runs, 2) << "one retry after the interleaved writes";
+}
+#endif  // ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
 
 TEST(LiveKeyFilter, ValidatesOptions) {
   EXPECT_EQ(ValidateLiveKeyFilterOptions(LiveKeyFilterOptions()), "");
