@@ -188,6 +188,12 @@ class LiveKeyFilter {
     std::string db_id;          // DB::GetDbIdentity
     uint32_t cf_id = 0;
     std::string cf_name;
+    // Digest of the on-disk state the snapshot was taken against (FilteredDB:
+    // MANIFEST and WAL files). Sequence-number equality alone does not prove
+    // that a snapshot covers a DB: an ingestion, a lost unsynced write or a
+    // copied directory can reach the same sequence with other keys. Empty in
+    // `expected` never matches a non-empty stored value.
+    std::string db_state;
   };
   // Serialized table + identity + XXH64 checksum (format in
   // plugin/core/live_snapshot.h). Writer-serialized.

@@ -219,7 +219,9 @@ std::string LiveKeyFilter::EncodeSnapshot(const SnapshotIdentity& id) const {
   internal::SnapshotHeader header;
   header.cf_id = id.cf_id;
   header.sequence = id.sequence;
-  header.db_id = id.db_id;
+  // The state digest rides in the identity field after a NUL (DB identities
+  // never contain one), so the format is unchanged for an empty digest.
+  header.db_id = id.db_state.empty() ? id.db_id : id.db_id + '\0' + id.db_state;
   header.cf_name = id.cf_name;
   std::string out;
   // Writers are serialized with this call: the table cannot be replaced.
@@ -237,7 +239,11 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
     if (why != nullptr) *why = reason;
     return nullptr;
   };
-  if (header.db_id != expected.db_id) return reject("snapshot of another DB");
+  const size_t nul = header.db_id.find('\0');
+  const std::string stored_id = header.db_id.substr(0, nul);
+  const std::string stored_state =
+      nul == std::string::npos ? std::string() : header.db_id.substr(nul + 1);
+  if (stored_id != expected.db_id) return reject("snapshot of another DB");
   if (header.cf_id != expected.cf_id || header.cf_name != expected.cf_name) {
     return reject("snapshot of another column family");
   }
@@ -245,6 +251,10 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
     return reject("stale snapshot: covers sequence " +
                   std::to_string(header.sequence) + ", DB is at " +
                   std::to_string(expected.sequence));
+  }
+  if (stored_state != expected.db_state) {
+    return reject("stale snapshot: the DB's files changed since it was written (" +
+                  stored_state + " -> " + expected.db_state + ")");
   }
   const uint64_t keys = static_cast<uint64_t>(
       std::floor(double(table->capacity()) * options.target_load));

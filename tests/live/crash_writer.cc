@@ -1,10 +1,13 @@
 // Test helper process: opens a FilteredDB, writes, and exits WITHOUT closing
 // the DB (no flush, no snapshot: the on-disk state a crash leaves behind).
 //
-//   live_crash_writer <db> <snapshot_dir|-> <put_begin> <put_end> <del_begin> <del_end>
+//   live_crash_writer <db> <snapshot_dir|-> <put_begin> <put_end> <del_begin> <del_end> [flags]
 //
 // Puts Key(i) = "value<i>" for i in [put_begin, put_end), then deletes
 // Key(i) for i in [del_begin, del_end). Prints "snapshot=<status>" first.
+// flags (comma-separated): manual_wal (options.manual_wal_flush: writes stay
+// in RocksDB's buffer, so dying loses them), flushwal (FlushWAL(true) after
+// the writes), persist (PersistFilterSnapshots() after the writes).
 // Exit status 0 on success, 1 on any error.
 #include <unistd.h>
 
@@ -22,15 +25,18 @@ extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"
 int main(int argc, char** argv) {
   using rocksdb_cuckoo::FilteredDB;
   using rocksdb_cuckoo::test::Key;
-  if (argc != 7) {
-    fprintf(stderr, "usage: %s db snapshot_dir put_begin put_end del_begin del_end\n",
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: %s db snapshot_dir put_begin put_end del_begin del_end [flags]\n",
             argv[0]);
     return 1;
   }
   rocksdb_cuckoo::FilteredDBOptions fopts = rocksdb_cuckoo::test::SmallFilterOptions();
   if (std::string(argv[2]) != "-") fopts.snapshot_dir = argv[2];
   std::unique_ptr<FilteredDB> db;
+  const std::string flags = argc == 8 ? argv[7] : "";
+  auto has = [&](const char* f) { return ("," + flags + ",").find(std::string(",") + f + ",") != std::string::npos; };
   ROCKSDB_NAMESPACE::Options options = rocksdb_cuckoo::test::TestOptions();
+  options.manual_wal_flush = has("manual_wal");
   ROCKSDB_NAMESPACE::Status s = FilteredDB::Open(options, argv[1], fopts, &db);
   if (!s.ok()) {
     fprintf(stderr, "open: %s\n", s.ToString().c_str());
@@ -50,6 +56,14 @@ int main(int argc, char** argv) {
   for (int i = del_begin; i < del_end; ++i) {
     s = db->Delete(wo, Key(i));
     if (!s.ok()) return 1;
+  }
+  if (has("flushwal") && !db->FlushWAL(true).ok()) return 1;
+  if (has("persist")) {
+    s = db->PersistFilterSnapshots();
+    if (!s.ok()) {
+      fprintf(stderr, "persist: %s\n", s.ToString().c_str());
+      return 1;
+    }
   }
   // No Close, no destructors: the WAL (written to the OS on every write) is
   // all that survives.

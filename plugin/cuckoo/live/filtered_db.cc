@@ -20,6 +20,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
+#include <new>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -28,6 +29,7 @@
 #include "rocksdb/env.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/write_batch.h"
+#include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
 
 namespace rocksdb_cuckoo {
 
@@ -190,12 +192,54 @@ bool InRange(const Comparator* cmp, const Slice& key, const Slice& begin,
   return cmp->Compare(begin, key) <= 0 && cmp->Compare(key, end) < 0;
 }
 
+// Digest of the DB's on-disk state that a snapshot is bound to: the MANIFEST
+// named by CURRENT (name and content) and every WAL file (name and content).
+// An ingestion, a flush, a compaction or any open of the DB writes a new
+// MANIFEST or changes it; a lost or different unflushed write changes a WAL.
+// Computed when the DB is closed (at our Close, before our Open) or while it
+// runs (PersistFilterSnapshots: a racing background job only makes the
+// digest mismatch later, which is safe). "" if it cannot be computed.
+std::string DbStateDigest(Env* env, const std::string& dbname, const std::string& wal_dir) {
+  std::string current;
+  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/CURRENT", &current).ok()) return "";
+  while (!current.empty() && (current.back() == '\n' || current.back() == '\r')) {
+    current.pop_back();
+  }
+  if (current.empty() || current.find('/') != std::string::npos) return "";
+  std::string manifest;
+  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/" + current, &manifest).ok()) {
+    return "";
+  }
+  std::string acc = current + ":" + std::to_string(manifest.size()) + ":" +
+                    std::to_string(cuckoo::HashKey(manifest));
+  const std::string wdir = wal_dir.empty() ? dbname : wal_dir;
+  std::vector<std::string> children;
+  if (!env->GetChildren(wdir, &children).ok()) return "";
+  std::sort(children.begin(), children.end());
+  for (const std::string& name : children) {
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".log") != 0) continue;
+    std::string wal;
+    if (!ROCKSDB_NAMESPACE::ReadFileToString(env, wdir + "/" + name, &wal).ok()) return "";
+    acc += ";" + name + ":" + std::to_string(wal.size()) + ":" +
+           std::to_string(cuckoo::HashKey(wal));
+  }
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx",
+           static_cast<unsigned long long>(cuckoo::HashKey(acc)));
+  return current + "/" + hex;
+}
+
 class FilteredDBImpl final : public FilteredDB {
  public:
-  FilteredDBImpl(DB* db, const FilteredDBOptions& options)
-      : FilteredDB(db), options_(options) {}
+  FilteredDBImpl(DB* db, const FilteredDBOptions& options, std::string open_state)
+      : FilteredDB(db), options_(options), open_state_(std::move(open_state)) {}
 
-  ~FilteredDBImpl() override { CloseImpl().PermitUncheckedError(); }
+  ~FilteredDBImpl() override {
+    CloseImpl().PermitUncheckedError();
+    // A failed Close leaves the DB open; the base destructor closes it. No
+    // thread may outlive the states.
+    StopBackgroundWork();
+  }
 
   Status Init(const std::vector<ColumnFamilyHandle*>& handles);
 
@@ -400,19 +444,31 @@ class FilteredDBImpl final : public FilteredDB {
   std::string SnapshotPath(const CfState* s) const {
     return options_.snapshot_dir + "/" + kSnapshotPrefix + std::to_string(s->id);
   }
-  LiveKeyFilter::SnapshotIdentity Identity(const CfState* s, SequenceNumber seq) const {
+  LiveKeyFilter::SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
+                                           const std::string& db_state) const {
     LiveKeyFilter::SnapshotIdentity id;
     id.sequence = seq;
+    id.db_state = db_state;
     id.db_id = db_id_;
     id.cf_id = s->id;
     id.cf_name = s->name;
     return id;
   }
   Status WriteSnapshotFile(const std::string& path, const std::string& data);
+  // Removes the snapshot files of the given states (all if null) and syncs
+  // the directory, so that no later open can use them.
+  void RemoveSnapshotFiles(const std::vector<CfState*>* which);
+  // Makes every write so far durable (flush of unlogged writes, WAL sync),
+  // so that the sequence number recorded next cannot be lost by a crash.
+  Status MakeWritesDurableLocked();
+  std::string CurrentDbState() const {
+    return DbStateDigest(db_->GetEnv(), db_->GetName(), db_->GetDBOptions().wal_dir);
+  }
   Status CloseImpl();
   void Info(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 
   const FilteredDBOptions options_;
+  const std::string open_state_;  // DbStateDigest before DB::Open
   std::string db_id_;
   std::shared_ptr<Logger> info_log_;
   std::vector<std::unique_ptr<CfState>> states_;
@@ -789,12 +845,13 @@ Status FilteredDBImpl::ScanInto(CfState* s, Iterator* it, Builder* builder,
     if (s->cancel.load(std::memory_order_relaxed)) {
       return Status::Incomplete("FilteredDB: rebuild cancelled");
     }
-    if (!builder->Add(LiveKeyFilter::Hash(View(it->key())))) {
+    // After an overflow the scan goes on counting, so that the next attempt
+    // is sized from the real number of keys, not from an estimate.
+    if (!*overflow && !builder->Add(LiveKeyFilter::Hash(View(it->key())))) {
       *overflow = true;
-      return Status::OK();
     }
     ++*scanned;
-    s->keys_scanned.fetch_add(1, std::memory_order_relaxed);
+    if (!*overflow) s->keys_scanned.fetch_add(1, std::memory_order_relaxed);
     if (options_.progress_interval_keys != 0 &&
         *scanned % options_.progress_interval_keys == 0) {
       Progress(s, *scanned, false);
@@ -803,13 +860,36 @@ Status FilteredDBImpl::ScanInto(CfState* s, Iterator* it, Builder* builder,
   return it->status();
 }
 
+// Builders for `capacity` keys; a failed allocation is a Status, not a throw.
+Status BeginRebuildChecked(LiveKeyFilter* filter, uint64_t capacity,
+                           std::unique_ptr<Builder>* builder) {
+  try {
+    *builder = filter->BeginRebuild(capacity);
+  } catch (const std::bad_alloc&) {
+    filter->AbortRebuild();
+    return Status::MemoryLimit("FilteredDB: cannot allocate a filter table for " +
+                               std::to_string(capacity) + " keys");
+  }
+  return Status::OK();
+}
+
 Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
                                          const std::vector<uint64_t>& pending) {
   // Any background rebuild is superseded by this one.
   if (s->bg_running.load(std::memory_order_relaxed)) WaitAndCommitLocked(s);
-  for (int attempt = 0; attempt < 8; ++attempt, capacity *= 2) {
+  // The largest table: kMaxBuckets buckets of 4 at target_load.
+  const uint64_t max_keys = static_cast<uint64_t>(
+      double((uint64_t{1} << 32) - 2) * 4 * options_.filter.target_load);
+  // No attempt limit: every overflow sizes the next table from the keys
+  // actually counted (issue 9, item 5: an estimate of 0 must not fail Open).
+  for (;;) {
     capacity = std::max<uint64_t>(capacity, pending.size() + 1);
-    std::unique_ptr<Builder> builder = s->filter->BeginRebuild(capacity);
+    if (capacity > max_keys) {
+      return Status::Aborted("FilteredDB: more keys than the largest filter table holds");
+    }
+    std::unique_ptr<Builder> builder;
+    Status st = BeginRebuildChecked(s->filter.get(), capacity, &builder);
+    if (!st.ok()) return st;
     bool overflow = false;
     for (uint64_t h : pending) {
       if (!builder->Add(h)) {
@@ -818,18 +898,18 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
       }
     }
     uint64_t scanned = 0;
-    if (!overflow) {
-      ReadOptions ro;
-      ro.total_order_seek = true;
-      ro.fill_cache = false;
-      ro.readahead_size = 2 << 20;
-      std::unique_ptr<Iterator> it(db_->NewIterator(ro, s->handle));
-      const Status st = ScanInto(s, it.get(), builder.get(), &scanned, &overflow);
-      if (!st.ok()) {
-        s->filter->AbortRebuild();
-        return st;
-      }
+    ReadOptions ro;
+    ro.total_order_seek = true;
+    ro.fill_cache = false;
+    ro.readahead_size = 2 << 20;
+    std::unique_ptr<Iterator> it(db_->NewIterator(ro, s->handle));
+    bool scan_overflow = false;
+    st = ScanInto(s, it.get(), builder.get(), &scanned, &scan_overflow);
+    if (!st.ok()) {
+      s->filter->AbortRebuild();
+      return st;
     }
+    overflow |= scan_overflow;
     if (!overflow) {
       Progress(s, scanned, true);
       if (s->filter->Replace(std::move(builder))) {
@@ -837,18 +917,28 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
         return Status::OK();
       }
     }
-    Info("cuckoo live filter [%s]: table for %llu keys overflowed, retrying larger",
-         s->name.c_str(), static_cast<unsigned long long>(capacity));
+    const uint64_t counted = scanned + pending.size();
+    const uint64_t next = std::max<uint64_t>(
+        capacity * 2, counted + counted / 4 + static_cast<uint64_t>(s->filter->size()));
+    Info("cuckoo live filter [%s]: table for %llu keys overflowed (%llu keys counted), "
+         "retrying for %llu",
+         s->name.c_str(), static_cast<unsigned long long>(capacity),
+         static_cast<unsigned long long>(counted), static_cast<unsigned long long>(next));
+    capacity = next;
   }
-  s->filter->AbortRebuild();
-  return Status::Aborted("FilteredDB: filter rebuild kept overflowing");
 }
 
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s, uint64_t capacity) {
   // A previous thread has installed or abandoned its result (bg_running is
   // false) and is exiting: it never blocks on write_mu_.
   if (s->bg_thread.joinable()) s->bg_thread.join();
-  std::unique_ptr<Builder> builder = s->filter->BeginRebuild(capacity);
+  std::unique_ptr<Builder> builder;
+  if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
+    ++s->consecutive_failures;
+    Info("cuckoo live filter [%s]: cannot allocate a table for %llu keys", s->name.c_str(),
+         static_cast<unsigned long long>(capacity));
+    return;
+  }
   ReadOptions ro;
   ro.total_order_seek = true;
   ro.fill_cache = false;
@@ -977,6 +1067,9 @@ Status FilteredDBImpl::IngestExternalFiles(const std::vector<IngestExternalFileA
   }
   if (touched.empty()) return db_->IngestExternalFiles(args);
   std::lock_guard<std::mutex> lock(write_mu_);
+  // An ingestion need not consume a sequence number: a snapshot written
+  // before it must not be loaded after it (issue 9, item 1).
+  RemoveSnapshotFiles(&touched);
   for (CfState* s : touched) {
     if (s->bg_running.load(std::memory_order_relaxed)) WaitAndCommitLocked(s);
     // Ingested keys are not in the filter: reads go to the DB until the
@@ -1090,7 +1183,11 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
 }
 
 Status FilteredDBImpl::LoadOrBuild(CfState* s) {
-  s->filter = std::make_unique<LiveKeyFilter>(options_.filter, 1);
+  try {
+    s->filter = std::make_unique<LiveKeyFilter>(options_.filter, 1);
+  } catch (const std::bad_alloc&) {
+    return Status::MemoryLimit("FilteredDB: cannot allocate a filter");
+  }
   if (options_.snapshot_dir.empty()) {
     s->snapshot_status = "disabled";
   } else {
@@ -1104,7 +1201,8 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     } else {
       std::string why;
       std::unique_ptr<Builder> builder = LiveKeyFilter::DecodeSnapshot(
-          options_.filter, data, Identity(s, db_->GetLatestSequenceNumber()), &why);
+          options_.filter, data, Identity(s, db_->GetLatestSequenceNumber(), open_state_),
+          &why);
       if (builder != nullptr && s->filter->Replace(std::move(builder))) {
         s->snapshot_status = "used";
         s->loaded_from_snapshot = true;
@@ -1114,6 +1212,13 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     }
     Info("cuckoo live filter [%s]: snapshot %s: %s", s->name.c_str(), path.c_str(),
          s->snapshot_status.c_str());
+    // Used or not, the file is consumed: from now on the DB moves on without
+    // it (a crash, a lost unsynced write, an ingestion), so no later open may
+    // match it by accident. A fresh one is written by Close / Persist.
+    if (!st.IsNotFound() && !st.IsPathNotFound()) {
+      std::vector<CfState*> one{s};
+      RemoveSnapshotFiles(&one);
+    }
   }
   std::lock_guard<std::mutex> lock(write_mu_);
   if (!s->loaded_from_snapshot) {
@@ -1148,6 +1253,21 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     return Status::InvalidArgument("FilteredDB: no snapshot_dir configured");
   }
   std::lock_guard<std::mutex> lock(write_mu_);
+  Status st = MakeWritesDurableLocked();
+  if (!st.ok()) return st;
+  const SequenceNumber seq = db_->GetLatestSequenceNumber();
+  const std::string state = CurrentDbState();
+  if (state.empty()) return Status::IOError("FilteredDB: cannot read the DB's MANIFEST/WAL state");
+  for (auto& s : states_) {
+    if (s->dropped.load(std::memory_order_relaxed)) continue;
+    st = WriteSnapshotFile(SnapshotPath(s.get()),
+                           s->filter->EncodeSnapshot(Identity(s.get(), seq, state)));
+    if (!st.ok()) return st;
+  }
+  return Status::OK();
+}
+
+Status FilteredDBImpl::MakeWritesDurableLocked() {
   if (unlogged_writes_) {
     // Writes without WAL would be lost by a crash while the DB keeps its
     // sequence number: make them durable before recording the sequence.
@@ -1159,40 +1279,70 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     if (!st.ok()) return st;
     unlogged_writes_ = false;
   }
-  const SequenceNumber seq = db_->GetLatestSequenceNumber();
-  for (auto& s : states_) {
-    if (s->dropped.load(std::memory_order_relaxed)) continue;
-    Status st = WriteSnapshotFile(SnapshotPath(s.get()),
-                                  s->filter->EncodeSnapshot(Identity(s.get(), seq)));
-    if (!st.ok()) return st;
+  // manual_wal_flush keeps writes in RocksDB's buffer, and the OS may lose
+  // unsynced WAL bytes: flush and sync the WAL (issue 9, item 2).
+  return db_->FlushWAL(/*sync=*/true);
+}
+
+void FilteredDBImpl::RemoveSnapshotFiles(const std::vector<CfState*>* which) {
+  if (options_.snapshot_dir.empty()) return;
+  Env* env = db_->GetEnv();
+  bool removed = false;
+  auto remove = [&](const CfState* s) {
+    const std::string path = SnapshotPath(s);
+    if (env->FileExists(path).ok()) {
+      Status st = env->DeleteFile(path);
+      if (!st.ok()) {
+        Info("cuckoo live filter [%s]: cannot remove snapshot %s: %s", s->name.c_str(),
+             path.c_str(), st.ToString().c_str());
+      }
+      removed = true;
+    }
+  };
+  if (which != nullptr) {
+    for (const CfState* s : *which) remove(s);
+  } else {
+    for (const auto& s : states_) remove(s.get());
   }
-  return Status::OK();
+  if (removed) {
+    std::unique_ptr<ROCKSDB_NAMESPACE::Directory> dir;
+    if (env->NewDirectory(options_.snapshot_dir, &dir).ok()) {
+      dir->Fsync().PermitUncheckedError();
+      dir->Close().PermitUncheckedError();
+    }
+  }
 }
 
 Status FilteredDBImpl::CloseImpl() {
   if (closed_) return close_status_;
   StopBackgroundWork();
-  std::vector<std::pair<std::string, std::string>> snapshots;
+  bool persist = false;
+  SequenceNumber seq = 0;
   {
     std::lock_guard<std::mutex> lock(write_mu_);
     if (initialized_ && options_.persist_on_close && !options_.snapshot_dir.empty()) {
-      // Encoded before the DB closes, written after it closed cleanly (the
-      // close flushes the memtables unless avoid_flush_during_shutdown).
+      // The sequence recorded must be durable (WAL flushed and synced, or
+      // unlogged writes flushed by the close itself).
       const bool durable =
           !unlogged_writes_ || !db_->GetDBOptions().avoid_flush_during_shutdown;
-      const SequenceNumber seq = db_->GetLatestSequenceNumber();
-      for (auto& s : states_) {
-        if (durable && !s->dropped.load(std::memory_order_relaxed)) {
-          snapshots.emplace_back(SnapshotPath(s.get()),
-                                 s->filter->EncodeSnapshot(Identity(s.get(), seq)));
-        }
-      }
+      persist = durable && db_->FlushWAL(/*sync=*/true).ok();
+      seq = db_->GetLatestSequenceNumber();
     }
   }
   Status s = db_->Close();
-  if (s.ok()) {
-    for (const auto& snap : snapshots) {
-      Status st = WriteSnapshotFile(snap.first, snap.second);
+  if (s.IsAborted()) {
+    // Nothing was closed (e.g. unreleased snapshots): the DB stays usable,
+    // growth may run again, and Close can be retried.
+    for (auto& st : states_) st->cancel.store(false, std::memory_order_relaxed);
+    return s;
+  }
+  if (s.ok() && persist) {
+    // Written after the DB closed cleanly, bound to the files it left.
+    const std::string state = CurrentDbState();
+    for (auto& cf : states_) {
+      if (state.empty() || cf->dropped.load(std::memory_order_relaxed)) continue;
+      Status st = WriteSnapshotFile(SnapshotPath(cf.get()),
+                                    cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state)));
       if (!st.ok() && s.ok()) s = st;
     }
   }
@@ -1210,8 +1360,10 @@ namespace {
 // Wraps an open DB; on failure closes it (and destroys `handles`).
 Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
             std::vector<ColumnFamilyHandle*>* caller_handles,
-            const FilteredDBOptions& filtered_options, std::unique_ptr<FilteredDB>* db) {
-  std::unique_ptr<FilteredDBImpl> impl(new FilteredDBImpl(raw, filtered_options));
+            const FilteredDBOptions& filtered_options, std::string open_state,
+            std::unique_ptr<FilteredDB>* db) {
+  std::unique_ptr<FilteredDBImpl> impl(
+      new FilteredDBImpl(raw, filtered_options, std::move(open_state)));
   Status s = impl->Init(filter_handles);
   if (!s.ok()) {
     if (caller_handles != nullptr) {
@@ -1234,10 +1386,15 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
   db->reset();
   const std::string invalid = ValidateLiveKeyFilterOptions(filtered_options.filter);
   if (!invalid.empty()) return Status::InvalidArgument("FilteredDB: " + invalid);
+  // Before DB::Open, which rewrites the MANIFEST: the state a snapshot
+  // written at the last Close must match.
+  std::string open_state = filtered_options.snapshot_dir.empty()
+      ? std::string() : DbStateDigest(options.env, name, options.wal_dir);
   DB* raw = nullptr;
   Status s = DB::Open(options, name, &raw);
   if (!s.ok()) return s;
-  return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options, db);
+  return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
+              std::move(open_state), db);
 }
 
 Status FilteredDB::Open(const DBOptions& db_options, const std::string& name,
@@ -1248,10 +1405,12 @@ Status FilteredDB::Open(const DBOptions& db_options, const std::string& name,
   db->reset();
   const std::string invalid = ValidateLiveKeyFilterOptions(filtered_options.filter);
   if (!invalid.empty()) return Status::InvalidArgument("FilteredDB: " + invalid);
+  std::string open_state = filtered_options.snapshot_dir.empty()
+      ? std::string() : DbStateDigest(db_options.env, name, db_options.wal_dir);
   DB* raw = nullptr;
   Status s = DB::Open(db_options, name, column_families, handles, &raw);
   if (!s.ok()) return s;
-  return Wrap(raw, *handles, handles, filtered_options, db);
+  return Wrap(raw, *handles, handles, filtered_options, std::move(open_state), db);
 }
 
 }  // namespace rocksdb_cuckoo
