@@ -45,14 +45,28 @@
 //
 // Open and recovery. Each filter is rebuilt from the DB at open with a
 // key-only scan (progress in the info log and the progress callback), unless
-// snapshot_dir holds a snapshot whose DB identity, column family and sequence
-// number equal the DB's at open and whose checksum and structure validate.
-// Snapshots are written at Close() (persist_on_close) and by
-// PersistFilterSnapshots(). A stale snapshot (the DB moved on, e.g. after a
-// crash) or a corrupted one is ignored and the filter rebuilt.
+// snapshot_dir holds a snapshot whose DB identity, column family, sequence
+// number AND on-disk state digest (the MANIFEST named by CURRENT and the WAL
+// files, name + content, read before DB::Open) equal the DB's, and whose
+// checksum and structure validate. Snapshots are written at Close()
+// (persist_on_close, after the DB closed, bound to the files it left) and by
+// PersistFilterSnapshots() (after FlushWAL + sync). A snapshot file is
+// consumed at open (removed whether used or not) and removed before an
+// ingestion, so a crash, a lost unsynced write or an ingestion can never make
+// an old snapshot match later. A stale or corrupted snapshot is ignored and
+// the filter rebuilt; the rebuild grows as needed, whatever the DB's key
+// estimate says.
+//
+// Trust boundary: the snapshot directory is trusted as much as the DB
+// directory. The digest detects another open of the DB in between (any
+// ingestion, flush or compaction writes the MANIFEST) and byte copies of a
+// DB directory that diverged, unless two copies end with byte-identical
+// MANIFEST and WAL files and equal sequence numbers but different SST
+// contents (not produced by RocksDB itself; e.g. hand-edited SST files).
 //
 // Reads that bypass the filter (answered by the DB as usual): reads with a
-// ReadOptions::snapshot, a timestamp, or read_tier kPersistedTier; iterators.
+// ReadOptions::snapshot, a timestamp, ignore_range_deletions, or any read_tier
+// other than kReadAllTier; iterators.
 // Column families created after Open, or dropped, are not filtered.
 // IngestExternalFile(s) into a filtered column family rebuilds its filter
 // (reads bypass it meanwhile). Column families with user-defined timestamps

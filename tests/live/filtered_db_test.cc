@@ -974,6 +974,113 @@ TEST(FilteredDBRecovery, OpenSucceedsWhenTheKeyEstimateIsZero) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// ------------------------------------------------------------------ defects (issue 9)
+
+// A Close that fails (unreleased snapshot: Aborted) leaves the DB usable:
+// writes, growth and a later Close work, and the destructor does not
+// terminate.
+TEST(FilteredDB, FailedCloseLeavesTheDBUsable) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.Sub("snap");
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
+  ASSERT_TRUE(db->Close().IsAborted());
+  Model model;
+  for (int i = 0; i < 5000; ++i) {  // several growths beyond 1024 keys
+    const Status s = db->Put(WriteOptions(), Key(i), "v");
+    ASSERT_TRUE(s.ok()) << i << ": " << s.ToString();
+    model[Key(i)] = "v";
+  }
+  db->WaitForFilterRebuilds();
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 5100));
+  db->ReleaseSnapshot(snap);
+  ASSERT_TRUE(db->Close().ok());
+  // The second close wrote a snapshot.
+  db.reset();
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  EXPECT_TRUE(Stats(db.get()).loaded_from_snapshot) << Stats(db.get()).snapshot_status;
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 5100));
+}
+
+TEST(FilteredDB, FailedCloseThenDestructorDoesNotTerminate) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
+  ASSERT_TRUE(db->Close().IsAborted());
+  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  db->ReleaseSnapshot(snap);
+  db.reset();  // joins any background rebuild
+}
+
+// Batched MultiGet fills caller-owned PinnableSlice buffers, as the base DB.
+TEST(FilteredDB, BatchedMultiGetFillsCallerBuffers) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  for (int i = 0; i < 10; i += 2) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
+  std::vector<std::string> key_strings;
+  for (int i = 0; i < 10; ++i) key_strings.push_back(Key(i));
+  std::vector<Slice> keys(key_strings.begin(), key_strings.end());
+  std::vector<std::string> buffers(10);
+  std::vector<PinnableSlice> values;
+  values.reserve(10);
+  for (int i = 0; i < 10; ++i) values.emplace_back(&buffers[i]);
+  std::vector<Status> st(10);
+  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(), keys.data(), values.data(),
+               st.data(), /*sorted_input=*/true);
+  for (int i = 0; i < 10; ++i) {
+    if (i % 2 == 0) {
+      ASSERT_TRUE(st[i].ok()) << i;
+      EXPECT_EQ(values[i].ToString(), "v" + Key(i)) << i;
+      EXPECT_EQ(buffers[i], "v" + Key(i)) << "caller buffer of key " << i;
+    } else {
+      EXPECT_TRUE(st[i].IsNotFound()) << i;
+    }
+  }
+}
+
+TEST(FilteredDB, DuplicateFilteredColumnFamilyNamesAreAccepted) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.filtered_column_families = {"default", "default"};
+  std::unique_ptr<FilteredDB> db;
+  const Status s = FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(db->HasFilter(nullptr));
+}
+
+// Reads whose answer the filter cannot reproduce go to the DB: a range-
+// deleted key read with ignore_range_deletions, and block-cache-only reads.
+TEST(FilteredDB, ReadsTheFilterCannotAnswerPassThrough) {
+  TempDir dir;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), Key(0), Key(5)).ok());
+  ROCKSDB_NAMESPACE::DB* base = db->GetBaseDB();
+  ReadOptions ignore;
+  ignore.ignore_range_deletions = true;
+  std::string a, b;
+  const Status sb = base->Get(ignore, Key(2), &b);
+  const Status sa = db->Get(ignore, Key(2), &a);
+  EXPECT_EQ(sa.code(), sb.code()) << sa.ToString() << " vs base " << sb.ToString();
+  EXPECT_EQ(a, b);
+  ASSERT_TRUE(db->Close().ok());
+  db.reset();
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
+  ReadOptions cache_only;
+  cache_only.read_tier = ROCKSDB_NAMESPACE::kBlockCacheTier;
+  for (int i : {20, 7}) {
+    const Status cb = db->GetBaseDB()->Get(cache_only, Key(i), &b);
+    const Status ca = db->Get(cache_only, Key(i), &a);
+    EXPECT_EQ(ca.code(), cb.code()) << Key(i) << ": " << ca.ToString() << " vs base " << cb.ToString();
+  }
+}
+
 // ------------------------------------------------------------------ ingestion
 
 TEST(FilteredDB, IngestedKeysAreFound) {

@@ -401,9 +401,13 @@ class FilteredDBImpl final : public FilteredDB {
   // The state to filter a read with, or nullptr when the read must see the
   // DB directly (snapshots, timestamps, the persisted tier).
   const CfState* ReadState(const ReadOptions& ro, ColumnFamilyHandle* cf) const {
+    // Only plain reads of the latest state are answered from the filter: a
+    // snapshot or timestamp sees older keys, ignore_range_deletions sees
+    // range-deleted ones, and the memtable/block-cache/persisted tiers
+    // answer Incomplete or differently where the DB would.
     if (ro.snapshot != nullptr || ro.timestamp != nullptr ||
-        ro.iter_start_ts != nullptr ||
-        ro.read_tier == ROCKSDB_NAMESPACE::kPersistedTier) {
+        ro.iter_start_ts != nullptr || ro.ignore_range_deletions ||
+        ro.read_tier != ROCKSDB_NAMESPACE::kReadAllTier) {
       return nullptr;
     }
     return State(cf);
@@ -558,7 +562,11 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
   db_->MultiGet(ro, cf, m, sub_keys.data(), sub_values.get(), sub_status.get(),
                 sorted_input);
   for (size_t j = 0; j < m; ++j) {
-    values[index[j]] = std::move(sub_values[j]);
+    // PinSelf copies into the caller's PinnableSlice, which may use a
+    // caller-owned std::string buffer (a move would detach it).
+    PinnableSlice& out = values[index[j]];
+    out.Reset();
+    if (sub_status[j].ok()) out.PinSelf(sub_values[j]);
     statuses[index[j]] = sub_status[j];
   }
 }
@@ -1153,7 +1161,10 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
     const std::string name = h->GetName();
     auto pos = std::find(wanted.begin(), wanted.end(), name);
     if (!wanted.empty() && pos == wanted.end()) continue;
-    if (pos != wanted.end()) matched[pos - wanted.begin()] = true;
+    // A name listed twice is one column family.
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i] == name) matched[i] = true;
+    }
     if (h->GetComparator()->timestamp_size() != 0) {
       return Status::NotSupported("FilteredDB: column family '" + name +
                                   "' uses user-defined timestamps");
