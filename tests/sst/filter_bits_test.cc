@@ -596,5 +596,29 @@ TEST(FilterBitsTest, StatsCountBuildsAndReaders) {
   EXPECT_GE(global.invalid_blocks - global_before.invalid_blocks, 1u);
 }
 
+
+// Issue 8 item 1: "" is a legal smallest key. The builder's order tracking
+// used to memcpy from it into a not yet allocated buffer (memcpy(nullptr, p,
+// 0): undefined behaviour that UBSan reports in the ASan build).
+TEST(FilterBitsTest, EmptyFirstKey) {
+  auto policy = MakePolicy("cuckoofilter:10");
+  auto builder = NewBuilder(*policy, /*detect_corruption=*/true);
+  builder->AddKey("");
+  for (uint64_t i = 0; i < 100; ++i) builder->AddKey(Key(i));
+  builder->AddKey("");  // out of order now: the de-duplication path
+  EXPECT_EQ(builder->EstimateEntriesAdded(), 101u);
+  Block block = Finish(builder.get());
+  ASSERT_TRUE(block.status.ok()) << block.status.ToString();
+  EXPECT_TRUE(builder->MaybePostVerify(block.contents).ok());
+  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
+  EXPECT_TRUE(reader->MayMatch(""));
+  for (uint64_t i = 0; i < 100; ++i) EXPECT_TRUE(reader->MayMatch(Key(i)));
+  // Only empty keys, and a reused builder starting with "" again.
+  builder->AddKey("");
+  Block only = Finish(builder.get());
+  reader.reset(policy->GetFilterBitsReader(only.contents));
+  EXPECT_TRUE(reader->MayMatch(""));
+}
+
 }  // namespace
 }  // namespace rocksdb_cuckoo
