@@ -3,7 +3,8 @@
 # builds and runs every test suite twice, in Release and with ASan+UBSan,
 # and the concurrent live-key filter suites a third time under TSan.
 #   tests/run_tests.sh            all three
-#   tests/run_tests.sh release    Release only (includes the comparison smoke run)
+#   tests/run_tests.sh release    Release only (includes the comparison smoke run
+#                                 and a 30 s Parse fuzzer run when clang is present)
 #   tests/run_tests.sh asan       ASan+UBSan only
 #   tests/run_tests.sh tsan       TSan, live-key filter suites only
 # Build trees go to $CUCKOO_BUILD_ROOT (default: ./build).
@@ -33,6 +34,14 @@ case "$what" in
 esac
 if [ "$what" = all ] || [ "$what" = release ]; then
   run_suite release ""
+  # libFuzzer on CuckooFilterView::Parse / Deserialize for 30 s (skipped with
+  # a message when clang++ or libFuzzer is missing).
+  mkdir -p "$out/fuzz"
+  if "$root/tests/fuzz/run_fuzz.sh" "$out/fuzz" 30 >"$out/fuzz/log" 2>&1; then
+    grep -E '^=== |^Done ' "$out/fuzz/log" >&2
+  else
+    cat "$out/fuzz/log" >&2; echo "=== [fuzz] FAILED" >&2; exit 1
+  fi
 fi
 if [ "$what" = all ] || [ "$what" = asan ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

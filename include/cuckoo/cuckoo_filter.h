@@ -142,6 +142,15 @@ class CuckooFilter {
   // Erasing an item that was never inserted can remove the fingerprint of a
   // different item that shares its fingerprint and bucket pair, creating a
   // false negative for that item: only erase items known to be present.
+  //
+  // On a full() filter every successful Erase retries placing the victim
+  // (a new random walk), so the filter leaves the full state as soon as the
+  // victim fits. It cannot fit while its "closed component" is over-full:
+  // the buckets reachable from the victim's two buckets hold more entries
+  // than slots, e.g. 2b + 1 copies of one (fingerprint, bucket pair), which
+  // small f or b = 1 make common (with f = 4, b = 1 about 1 filter in 8 that
+  // went full). Erasing items outside that component does not help; erasing
+  // one inside it (e.g. a copy of the victim's item) does.
   bool Erase(uint64_t hash);
 
   // Removes all items.

@@ -151,6 +151,17 @@ std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,
   std::unique_ptr<CuckooFilter> filter(
       new CuckooFilter(config, view.num_buckets(), view.ops_));
   std::memcpy(filter->table_.get(), view.table(), filter->TableBytes());
+  // The trailer's count must be the table's: Erase decrements it and
+  // Serialize writes it back, so a wrong count would underflow or produce
+  // bytes that Parse rejects (issue 8 item 2).
+  const uint64_t occupied =
+      view.ops_->CountOccupied(view.table(), view.num_buckets()) +
+      (view.victim_fp() != 0 ? 1 : 0);
+  if (occupied != view.size()) {
+    Fail(error, "item count " + std::to_string(view.size()) + " but " +
+                    std::to_string(occupied) + " occupied slots");
+    return nullptr;
+  }
   filter->num_items_ = view.size();
   filter->victim_fp_ = view.victim_fp();
   filter->victim_bucket_ = view.victim_bucket();
@@ -210,16 +221,14 @@ size_t CuckooFilter::SerializedSize() const {
 
 void CuckooFilter::SerializeTo(char* out) const {
   std::memcpy(out, table_.get(), TableBytes());
-  Trailer t;
+  Trailer t = Trailer::ForLayout(config_.fingerprint_bits, config_.bucket_size,
+                                 config_.semi_sort);
   t.num_buckets = static_cast<uint32_t>(num_buckets_);
   t.num_items = num_items_;
   t.seed = config_.seed;
   t.victim_fp = victim_fp_;
   t.victim_bucket = victim_bucket_;
-  t.fingerprint_bits = static_cast<uint8_t>(config_.fingerprint_bits);
-  t.bucket_size = static_cast<uint8_t>(config_.bucket_size);
-  t.flags = config_.semi_sort ? internal::kFlagSemiSort : 0;
-  internal::EncodeTrailer(t, out + TableBytes());
+  internal::EncodeTrailer(t, out, TableBytes());
 }
 
 std::string CuckooFilter::Serialize() const {

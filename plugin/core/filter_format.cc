@@ -14,11 +14,21 @@ namespace {
 
 constexpr uint32_t kChecksumSeed = 0x43554b31;  // "CUK1"
 
-uint32_t TrailerChecksum(const char* trailer) {
+// The checksum of a block of `version` whose trailer is at table +
+// table_bytes (see the format diagram).
+uint32_t BlockChecksum(const char* table, uint64_t table_bytes,
+                       uint8_t version) {
+  const char* trailer = table + table_bytes;
   char copy[kTrailerSize];
   std::memcpy(copy, trailer, kTrailerSize);
   std::memset(copy + 24, 0, 4);
-  return XXH32(copy, kTrailerSize, kChecksumSeed);
+  uint32_t seed = kChecksumSeed;
+  if (version != kFormatVersionTrailerChecksum) {
+    const uint64_t x =
+        XXH3_64bits_withSeed(table, static_cast<size_t>(table_bytes), kChecksumSeed);
+    seed ^= static_cast<uint32_t>(x) ^ static_cast<uint32_t>(x >> 32);
+  }
+  return XXH32(copy, kTrailerSize, seed);
 }
 
 bool Fail(std::string* error, const std::string& message) {
@@ -28,7 +38,8 @@ bool Fail(std::string* error, const std::string& message) {
 
 }  // namespace
 
-void EncodeTrailer(const Trailer& t, char* out) {
+void EncodeTrailer(const Trailer& t, char* block, uint64_t table_bytes) {
+  char* out = block + table_bytes;
   StoreLE<uint32_t>(out + 0, t.num_buckets);
   StoreLE<uint64_t>(out + 4, t.num_items);
   StoreLE<uint32_t>(out + 12, t.seed);
@@ -38,8 +49,8 @@ void EncodeTrailer(const Trailer& t, char* out) {
   out[28] = static_cast<char>(t.fingerprint_bits);
   out[29] = static_cast<char>(t.bucket_size);
   out[30] = static_cast<char>(t.flags);
-  out[31] = static_cast<char>(kFormatVersion);
-  StoreLE<uint32_t>(out + 24, TrailerChecksum(out));
+  out[31] = static_cast<char>(t.format_version);
+  StoreLE<uint32_t>(out + 24, BlockChecksum(block, table_bytes, t.format_version));
 }
 
 bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
@@ -50,10 +61,13 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
   }
   const char* p = data + size - kTrailerSize;
   const uint8_t version = static_cast<uint8_t>(p[31]);
-  if (version != kFormatVersion) {
+  if (version != kFormatVersion && version != kFormatVersionTrailerChecksum) {
     return Fail(error, "unsupported format version " + std::to_string(version));
   }
-  if (LoadLE<uint32_t>(p + 24) != TrailerChecksum(p)) {
+  // Version 1 covers the trailer only; version 2's checksum needs the table
+  // size, so it is checked after the fields (each validated on its own).
+  if (version == kFormatVersionTrailerChecksum &&
+      LoadLE<uint32_t>(p + 24) != BlockChecksum(p, 0, version)) {
     return Fail(error, "trailer checksum mismatch");
   }
   Trailer t;
@@ -65,6 +79,7 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
   t.fingerprint_bits = static_cast<uint8_t>(p[28]);
   t.bucket_size = static_cast<uint8_t>(p[29]);
   t.flags = static_cast<uint8_t>(p[30]);
+  t.format_version = version;
   if ((t.flags & ~kFlagSemiSort) != 0) {
     return Fail(error, "unknown flags " + std::to_string(t.flags));
   }
@@ -97,8 +112,25 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
     return Fail(error, "table of " + std::to_string(size - kTrailerSize) +
                            " bytes, expected " + std::to_string(bytes));
   }
+  if (version != kFormatVersionTrailerChecksum &&
+      LoadLE<uint32_t>(p + 24) != BlockChecksum(data, bytes, version)) {
+    return Fail(error, "block checksum mismatch");
+  }
   *trailer = t;
   *table_bytes = bytes;
+  return true;
+}
+
+bool ResealChecksum(char* data, size_t size) {
+  if (data == nullptr || size < kTrailerSize) return false;
+  char* p = data + size - kTrailerSize;
+  const uint8_t version = static_cast<uint8_t>(p[31]);
+  if (version == kFormatVersionTrailerChecksum) {
+    StoreLE<uint32_t>(p + 24, BlockChecksum(p, 0, version));
+    return true;
+  }
+  if (version != kFormatVersion) return false;
+  StoreLE<uint32_t>(p + 24, BlockChecksum(data, size - kTrailerSize, version));
   return true;
 }
 

@@ -10,12 +10,20 @@
 //   |  12  u32 seed                |
 //   |  16  u32 victim_fp           |  0: no victim
 //   |  20  u32 victim_bucket       |  0 when no victim
-//   |  24  u32 checksum            |  XXH32 of the trailer with this field 0
+//   |  24  u32 checksum            |  see below
 //   |  28  u8  fingerprint_bits    |  4..16 or 32
 //   |  29  u8  bucket_size         |  1, 2, 4, 8
 //   |  30  u8  flags               |  bit 0: semi-sorted; others 0
-//   |  31  u8  format_version      |  kFormatVersion
+//   |  31  u8  format_version      |  1 or 2 (kFormatVersion, written)
 //   +------------------------------+
+//
+// Checksum (the trailer copied with the checksum field set to 0):
+//   version 1: XXH32(trailer, seed "CUK1"): covers the trailer only, so a
+//              damaged bucket array goes unnoticed (read, never written).
+//   version 2: XXH32(trailer, seed "CUK1" ^ lo32(x) ^ hi32(x)) with
+//              x = XXH3_64bits_withSeed(bucket array, seed "CUK1"): covers
+//              the whole block. Readers verify it once, when a view is
+//              parsed (O(block size), a hash at memory speed).
 //
 // The trailer follows the table so that a bucket load near the end of the
 // table (up to 16 bytes wide) stays inside the serialized bytes.
@@ -30,7 +38,9 @@ namespace cuckoo {
 namespace internal {
 
 constexpr size_t kTrailerSize = 32;
-constexpr uint8_t kFormatVersion = 1;
+// Written by every encoder; version 1 blocks are still read.
+constexpr uint8_t kFormatVersion = 2;
+constexpr uint8_t kFormatVersionTrailerChecksum = 1;
 constexpr uint8_t kFlagSemiSort = 1;
 
 struct Trailer {
@@ -42,17 +52,37 @@ struct Trailer {
   uint8_t fingerprint_bits = 0;
   uint8_t bucket_size = 0;
   uint8_t flags = 0;
+  uint8_t format_version = kFormatVersion;
+
+  // A trailer for layout (f, b, semi-sort); the other fields are 0.
+  static Trailer ForLayout(int fingerprint_bits, int bucket_size,
+                           bool semi_sort) {
+    Trailer t;
+    t.fingerprint_bits = static_cast<uint8_t>(fingerprint_bits);
+    t.bucket_size = static_cast<uint8_t>(bucket_size);
+    t.flags = semi_sort ? kFlagSemiSort : 0;
+    return t;
+  }
 };
 
-// Writes the 32-byte trailer (with version and checksum) to out.
-void EncodeTrailer(const Trailer& trailer, char* out);
+// The one trailer writer: writes the 32-byte trailer (with
+// trailer.format_version and its checksum) at block + table_bytes, after
+// the bucket array block[0, table_bytes) that the checksum covers.
+void EncodeTrailer(const Trailer& trailer, char* block, uint64_t table_bytes);
 
 // Parses and validates serialized bytes. On success sets *trailer and
 // *table_bytes (bucket array size) and returns true; otherwise returns false
 // with a message. Checks checksum, version, flags, configuration, bucket
 // count, item count, victim fields and that size == table bytes + trailer.
+// Version 2: also the checksum of the whole block (reads every byte once).
 bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
                   uint64_t* table_bytes, std::string* error);
+
+// For tests and fuzzers: rewrites the checksum of data[0, size) as the
+// encoder would, taking the version from the trailer and everything before
+// the trailer as the table, so that damaged contents reach the validation
+// behind the checksum. False if size is too small or the version unknown.
+bool ResealChecksum(char* data, size_t size);
 
 }  // namespace internal
 }  // namespace cuckoo

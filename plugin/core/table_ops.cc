@@ -28,6 +28,16 @@ class TableOpsImpl final : public TableOps {
   bool Erase(const MutableTableRef& t, uint64_t hash) const override {
     return CuckooTable<S>::Erase(t, hash);
   }
+  uint64_t CountOccupied(const uint8_t* table,
+                         uint64_t num_buckets) const override {
+    uint64_t n = 0;
+    uint32_t entries[S::kSlots];
+    for (uint64_t i = 0; i < num_buckets; ++i) {
+      BucketCodec<S>::Read(table, i, entries);
+      for (uint32_t e : entries) n += e != 0;
+    }
+    return n;
+  }
 };
 
 template <typename S>

@@ -26,6 +26,9 @@ class TableOps {
   virtual InsertResult Insert(const MutableTableRef& t,
                               uint64_t hash) const = 0;
   virtual bool Erase(const MutableTableRef& t, uint64_t hash) const = 0;
+  // Non-empty slots of a table of num_buckets buckets (victim excluded).
+  virtual uint64_t CountOccupied(const uint8_t* table,
+                                 uint64_t num_buckets) const = 0;
 };
 
 // The operations of a configuration, or null if it is not supported.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuckoo/cuckoo_filter.h"
+#include "filter_format.h"  // internal::ResealChecksum
 #include "test_util.h"
 
 namespace cuckoo {
@@ -551,6 +552,10 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
       for (size_t k = 0; k + 32 < n; ++k) buf[k] = static_cast<char>(rng());
       CuckooFilterView view;
       std::string error;
+      // The block checksum (format 2) catches the garbage ...
+      ASSERT_FALSE(CuckooFilterView::Parse(buf.get(), n, &view, &error));
+      // ... and a resealed garbage table must still never crash a reader.
+      ASSERT_TRUE(internal::ResealChecksum(buf.get(), n));
       ASSERT_TRUE(CuckooFilterView::Parse(buf.get(), n, &view, &error)) << error;
       uint64_t probes[64];
       bool out[64];
@@ -562,7 +567,12 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
         sink += out[k];
       }
       auto copy = CuckooFilter::Deserialize(buf.get(), n, &error);
-      ASSERT_NE(copy, nullptr) << error;
+      // The mutable copy counts the occupied slots: garbage almost never
+      // holds the trailer's item count (issue 8 item 2).
+      if (copy == nullptr) {
+        EXPECT_NE(error.find("item count"), std::string::npos) << error;
+        continue;
+      }
       for (int k = 0; k < 64; ++k) {
         copy->Insert(probes[k]);
         copy->Erase(rng());

@@ -81,11 +81,18 @@ SpecTrailer ReadTrailer(const std::string& s) {
           static_cast<unsigned char>(s[t + 30]),   static_cast<unsigned char>(s[t + 31])};
 }
 
-// XXH32 (seed "CUK1") of the trailer with the checksum field zeroed.
+// XXH32 of the trailer with the checksum field zeroed; seed "CUK1" for
+// version 1, and for version 2 "CUK1" ^ both halves of the XXH3 (seed
+// "CUK1") of the bucket array.
 uint32_t SpecChecksum(const std::string& s) {
   std::string trailer = s.substr(s.size() - kTrailer);
   PutLe(&trailer, 24, 0, 4);
-  return XXH32(trailer.data(), kTrailer, kChecksumSeed);
+  uint32_t seed = kChecksumSeed;
+  if (static_cast<unsigned char>(trailer[31]) != 1) {
+    const uint64_t x = XXH3_64bits_withSeed(s.data(), s.size() - kTrailer, kChecksumSeed);
+    seed ^= static_cast<uint32_t>(x) ^ static_cast<uint32_t>(x >> 32);
+  }
+  return XXH32(trailer.data(), kTrailer, seed);
 }
 
 // Recomputes the checksum after a test edited trailer fields.
@@ -226,12 +233,20 @@ TEST_P(GoldenTest, SerializedBytesArePinned) {
         << "key" << k;
   }
   const std::string bytes = filter->Serialize();
-  EXPECT_EQ(ToHex(bytes), g.hex)
+  // The golden bytes are format version 1 (trailer-only checksum). Version 2
+  // has the same bucket array and trailer fields, and a checksum over the
+  // whole block.
+  const std::string golden = FromHex(g.hex);
+  std::string as_v1 = bytes;
+  as_v1.back() = 1;
+  Reseal(&as_v1);
+  EXPECT_EQ(ToHex(as_v1), g.hex)
       << "the serialized format changed: bump kFormatVersion (and the "
          "adapters' CompatibilityName) instead of silently re-encoding";
+  EXPECT_EQ(static_cast<unsigned char>(bytes.back()), 2);
+  EXPECT_EQ(ReadTrailer(bytes).checksum, SpecChecksum(bytes));
 
   // The golden bytes mean what the layout diagram says.
-  const std::string golden = FromHex(g.hex);
   const SpecTrailer t = ReadTrailer(golden);
   EXPECT_EQ(t.version, 1);
   EXPECT_EQ(t.f, g.f);
@@ -375,7 +390,7 @@ TEST(CorruptFilter, InvalidFieldsWithValidChecksumRejected) {
   };
   const Edit edits[] = {
       {"version 0", 31, 1, 0, "version"},
-      {"version 2", 31, 1, 2, "version"},
+      {"version 3", 31, 1, 3, "version"},
       {"version 255", 31, 1, 255, "version"},
       {"unknown flag", 30, 1, 2, "flags"},
       {"high flag", 30, 1, 0x81, "flags"},
@@ -453,7 +468,7 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
     bytes[t + 28] = static_cast<char>(f);
     bytes[t + 29] = static_cast<char>(b);
     bytes[t + 30] = static_cast<char>(flags);
-    bytes[t + 31] = static_cast<char>(rng() % 8 == 0 ? rng() % 256 : 1);
+    bytes[t + 31] = static_cast<char>(rng() % 8 == 0 ? rng() % 256 : 1 + rng() % 2);
     Reseal(&bytes);
 
     std::string error;
@@ -462,7 +477,7 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
     const bool fp_ok = (s.f >= 4 && s.f <= 16) || s.f == 32;
     const bool b_ok = s.b == 1 || s.b == 2 || s.b == 4 || s.b == 8;
     const bool semi_ok = s.flags == 0 || (s.flags == 1 && s.b == 4 && s.f <= 16);
-    bool valid = s.version == 1 && fp_ok && b_ok && semi_ok &&
+    bool valid = (s.version == 1 || s.version == 2) && fp_ok && b_ok && semi_ok &&
                  s.num_buckets >= 2 && s.num_buckets % 2 == 0;
     if (valid) {
       const int bits = s.flags ? 12 + 4 * (s.f - 4) : s.b * s.f;

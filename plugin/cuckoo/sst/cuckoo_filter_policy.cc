@@ -388,7 +388,9 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
       prev_key_capacity_ = std::max(key.size(), 2 * prev_key_capacity_);
       prev_key_.reset(new char[prev_key_capacity_]);
     }
-    std::memcpy(prev_key_.get(), key.data(), key.size());
+    // memcpy needs valid pointers even for 0 bytes, and prev_key_ is still
+    // null while only empty keys were seen ("" is a legal key).
+    if (!key.empty()) std::memcpy(prev_key_.get(), key.data(), key.size());
     prev_key_size_ = key.size();
     have_prev_key_ = true;
   }
@@ -486,16 +488,14 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                                reinterpret_cast<uint8_t*>(block.get()));
                          });
         if (!r.ok) continue;
-        cuckoo::internal::Trailer t;
+        cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
+            config_.fingerprint_bits, config_.bucket_size, config_.semi_sort);
         t.num_buckets = static_cast<uint32_t>(buckets);
         t.num_items = r.num_items;
         t.seed = seed;
         t.victim_fp = r.victim_fp;
         t.victim_bucket = r.victim_bucket;
-        t.fingerprint_bits = static_cast<uint8_t>(config_.fingerprint_bits);
-        t.bucket_size = static_cast<uint8_t>(config_.bucket_size);
-        t.flags = config_.semi_sort ? cuckoo::internal::kFlagSemiSort : 0;
-        cuckoo::internal::EncodeTrailer(t, block.get() + table_bytes);
+        cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
         if (attempts > 1) Count(counters_.get(), &Counters::build_retries, attempts - 1);
         if (grow > 0) {
           Count(counters_.get(), &Counters::filters_grown, 1);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tests/fuzz/run_fuzz.sh <build-dir> [seconds]
+# Builds tests/fuzz/parse_fuzzer.cc with clang's libFuzzer (+ ASan, UBSan)
+# against the core sources and runs it for a bounded time (default 30 s) from
+# the seeds in tests/fuzz/corpus/parse (new inputs go to <build-dir>/corpus,
+# not into the repository). Exits 0 with a message when clang++ or libFuzzer
+# is not available (the CI step is then skipped).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${1:?usage: run_fuzz.sh <build-dir> [seconds]}
+seconds=${2:-30}
+cxx=${CUCKOO_FUZZ_CXX:-clang++}
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "=== [fuzz] skipped: $cxx not found (install clang to run the Parse fuzzer)" >&2
+  exit 0
+fi
+mkdir -p "$dir/corpus"
+flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I"$root/include" -I"$root/plugin/core")
+probe="$dir/probe.cc"
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe"
+if ! "$cxx" -fsanitize=fuzzer "$probe" -o "$dir/probe" >/dev/null 2>&1; then
+  echo "=== [fuzz] skipped: $cxx cannot link -fsanitize=fuzzer (libFuzzer missing)" >&2
+  exit 0
+fi
+core=(cuckoo_filter.cc filter_format.cc table_ops.cc key_hash.cc)
+sources=()
+for f in "${core[@]}"; do sources+=("$root/plugin/core/$f"); done
+echo "=== [fuzz] build $dir/parse_fuzzer" >&2
+"$cxx" "${flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  "$root/tests/fuzz/parse_fuzzer.cc" "${sources[@]}" -lxxhash -o "$dir/parse_fuzzer"
+echo "=== [fuzz] run for $seconds s" >&2
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  "$dir/parse_fuzzer" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+  "$dir/corpus" "$root/tests/fuzz/corpus/parse"
