@@ -3,8 +3,9 @@
 # builds and runs every test suite twice, in Release and with ASan+UBSan,
 # and the concurrent live-key filter suites a third time under TSan.
 #   tests/run_tests.sh            all three
-#   tests/run_tests.sh release    Release only (includes the comparison smoke run
-#                                 and a 30 s Parse fuzzer run when clang is present)
+#   tests/run_tests.sh release    Release only (includes the comparison smoke run,
+#                                 the tests/consumer builds and a 30 s Parse
+#                                 fuzzer run when clang is present)
 #   tests/run_tests.sh asan       ASan+UBSan only
 #   tests/run_tests.sh tsan       TSan, live-key filter suites only
 # Build trees go to $CUCKOO_BUILD_ROOT (default: ./build).
@@ -28,12 +29,33 @@ run_suite() {  # <name> <ctest label regex or ""> <cmake args...>
   echo "=== [$name] passed in $((SECONDS - start)) s" >&2
 }
 
+# tests/consumer built both ways a dependent project would: find_package()
+# after `cmake --install` of the release build into a temporary prefix, and
+# add_subdirectory() of this tree; each run opens a real DB with the policy.
+run_consumer() {
+  local start=$SECONDS prefix="$out/consumer/prefix"
+  echo "=== [consumer] install + find_package" >&2
+  rm -rf "$out/consumer"
+  cmake --install "$out/release" --prefix "$prefix" >/dev/null
+  cmake -S "$root/tests/consumer" -B "$out/consumer/package" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$out/consumer/package" -j "$(nproc)"
+  "$out/consumer/package/cuckoo_consumer"
+  echo "=== [consumer] add_subdirectory" >&2
+  cmake -S "$root/tests/consumer" -B "$out/consumer/subdirectory" -DCMAKE_BUILD_TYPE=Release \
+        -DCUCKOO_CONSUMER_SOURCE_DIR="$root" >/dev/null
+  cmake --build "$out/consumer/subdirectory" -j "$(nproc)"
+  "$out/consumer/subdirectory/cuckoo_consumer"
+  echo "=== [consumer] passed in $((SECONDS - start)) s" >&2
+}
+
 case "$what" in
   all|release|asan|tsan) ;;
   *) echo "usage: $0 [all|release|asan|tsan]" >&2; exit 2 ;;
 esac
 if [ "$what" = all ] || [ "$what" = release ]; then
   run_suite release ""
+  run_consumer
   # libFuzzer on CuckooFilterView::Parse / Deserialize for 30 s (skipped with
   # a message when clang++ or libFuzzer is missing).
   mkdir -p "$out/fuzz"

@@ -72,6 +72,7 @@
 #include <string>
 
 #include "rocksdb/filter_policy.h"
+#include "rocksdb/rocksdb_namespace.h"
 #include "rocksdb/status.h"
 #include "rocksdb/utilities/object_registry.h"
 
@@ -130,34 +131,34 @@ struct CuckooFilterLayout {
 
 // Validates `options` and resolves the layout. Returns InvalidArgument with a
 // message on any out-of-range or contradictory field. O(1).
-rocksdb::Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
+ROCKSDB_NAMESPACE::Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
                                           CuckooFilterLayout* layout);
 
 // Parses an options string of one of the forms in the header comment.
-rocksdb::Status ParseCuckooFilterPolicyString(const std::string& value,
+ROCKSDB_NAMESPACE::Status ParseCuckooFilterPolicyString(const std::string& value,
                                               CuckooFilterLayout* layout);
 
 // A new policy for a budget of `bits_per_key` bits per key (automatic mode).
 // Out-of-range values are clamped to [kMinBitsPerKey, kMaxBitsPerKey] (NaN
 // selects 10), like NewBloomFilterPolicy never fails. The caller owns the
 // result (usually through BlockBasedTableOptions::filter_policy).
-const rocksdb::FilterPolicy* NewCuckooFilterPolicy(double bits_per_key);
+const ROCKSDB_NAMESPACE::FilterPolicy* NewCuckooFilterPolicy(double bits_per_key);
 
 // A new policy for any mode. On error returns InvalidArgument and leaves
 // *policy unchanged.
-rocksdb::Status NewCuckooFilterPolicy(
+ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicy(
     const CuckooFilterOptions& options,
-    std::shared_ptr<const rocksdb::FilterPolicy>* policy);
+    std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
 
 // Registers the factories for the "cuckoofilter" options strings (all forms
 // above) as `const FilterPolicy` in `library`. Returns the number of
 // factories added. Call once per library (ObjectLibrary::Default() for the
 // default registry); librocksdb_cuckoo.so does so when loaded.
-int RegisterCuckooFilterPolicies(rocksdb::ObjectLibrary& library,
+int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                  const std::string& arg);
 
 // True if `policy` is a cuckoo filter policy of this library.
-bool IsCuckooFilterPolicy(const rocksdb::FilterPolicy* policy);
+bool IsCuckooFilterPolicy(const ROCKSDB_NAMESPACE::FilterPolicy* policy);
 
 // Event counters of a policy (or of all policies of the process). Counters
 // are updated once per filter built or reader created (never per key) with
@@ -175,7 +176,7 @@ struct CuckooFilterPolicyStats {
 
 // Copies the counters of `policy` into *stats and returns true, or returns
 // false if `policy` is not a cuckoo filter policy.
-bool GetCuckooFilterPolicyStats(const rocksdb::FilterPolicy* policy,
+bool GetCuckooFilterPolicyStats(const ROCKSDB_NAMESPACE::FilterPolicy* policy,
                                 CuckooFilterPolicyStats* stats);
 
 // The counters summed over every cuckoo policy of the process, including
