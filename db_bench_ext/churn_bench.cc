@@ -73,6 +73,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
+#include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
 DEFINE_uint64(num, 200000, "live keys N (the churn window)");
@@ -372,13 +373,19 @@ class ModeRunner {
       Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
       db_ = fdb_.get();
     } else {
-      Check(DB::Open(DbOptions(), path_, &raw_), "open");
-      db_ = raw_;
+#if ROCKSDB_MAJOR >= 10
+      Check(DB::Open(DbOptions(), path_, &plain_), "open");
+#else
+      DB* raw = nullptr;
+      Check(DB::Open(DbOptions(), path_, &raw), "open");
+      plain_.reset(raw);
+#endif
+      db_ = plain_.get();
     }
   }
   ~ModeRunner() {
     fdb_.reset();
-    delete raw_;
+    plain_.reset();
     std::filesystem::remove_all(path_);
   }
 
@@ -618,7 +625,7 @@ class ModeRunner {
   uint64_t n_;
   double bloom_bpk_;
   std::string path_;
-  DB* raw_ = nullptr;
+  std::unique_ptr<DB> plain_;
   std::unique_ptr<FilteredDB> fdb_;
   DB* db_ = nullptr;
   std::unique_ptr<BloomFilter> bloom_, norebuild_;

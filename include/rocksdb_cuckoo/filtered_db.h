@@ -66,7 +66,9 @@
 //
 // Reads that bypass the filter (answered by the DB as usual): reads with a
 // ReadOptions::snapshot, a timestamp, ignore_range_deletions, or any read_tier
-// other than kReadAllTier; iterators.
+// other than kReadAllTier; Get/MultiGet that ask for a timestamp output;
+// iterators. Every Get and MultiGet overload is filtered on RocksDB 7.6-8.x
+// and 9.0+ alike (from 9.0 through the two overloads the others call).
 // Column families created after Open, or dropped, are not filtered.
 // IngestExternalFile(s) into a filtered column family rebuilds its filter
 // (reads bypass it meanwhile). Column families with user-defined timestamps

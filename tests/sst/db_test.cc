@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "filter_bits_abi.h"
+#include "open_db.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -137,10 +138,10 @@ rdb::Options MakeOptions(const DbOptions& o) {
 }
 
 std::unique_ptr<rdb::DB> Open(const rdb::Options& options, const std::string& path) {
-  rdb::DB* db = nullptr;
-  Status s = rdb::DB::Open(options, path, &db);
+  std::unique_ptr<rdb::DB> db;
+  Status s = cuckoo_test::OpenDB(options, path, &db);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  return std::unique_ptr<rdb::DB>(db);
+  return db;
 }
 
 void WriteKeys(rdb::DB* db, uint64_t begin, uint64_t end, uint64_t step = 1) {

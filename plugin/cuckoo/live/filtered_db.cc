@@ -28,8 +28,14 @@
 #include "rocksdb/comparator.h"
 #include "rocksdb/env.h"
 #include "rocksdb/iterator.h"
+#include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
 #include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
+
+// RocksDB 9.0: Get/MultiGet overloads final (see the read entry points).
+#define CUCKOO_DB_READS_FINAL (ROCKSDB_MAJOR >= 9)
+// RocksDB 10.0: DB::Open takes std::unique_ptr<DB>* (11.0 drops DB**).
+#define CUCKOO_DB_OPEN_UNIQUE_PTR (ROCKSDB_MAJOR >= 10)
 
 namespace rocksdb_cuckoo {
 
@@ -244,7 +250,23 @@ class FilteredDBImpl final : public FilteredDB {
   Status Init(const std::vector<ColumnFamilyHandle*>& handles);
 
   // ------------------------------------------------------------ reads
+  // Read entry points. RocksDB 9.0 made every Get/MultiGet overload final
+  // except two pure virtual ones, which all others call: the Get with a
+  // timestamp output and the multi-column-family batched MultiGet. Before
+  // 9.0 the 4-argument Get and the vector and single-family batched
+  // MultiGet are the ones callers reach (StackableDB forwards each).
   using StackableDB::Get;
+#if CUCKOO_DB_READS_FINAL
+  Status Get(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
+             PinnableSlice* value, std::string* timestamp) override {
+    // A timestamp output is the DB's to fill (or refuse): not filtered.
+    if (timestamp == nullptr && KnownAbsent(ro, cf, key)) {
+      if (value != nullptr) value->Reset();
+      return Status::NotFound();
+    }
+    return db_->Get(ro, cf, key, value, timestamp);
+  }
+#else
   Status Get(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
              PinnableSlice* value) override {
     if (KnownAbsent(ro, cf, key)) {
@@ -253,6 +275,7 @@ class FilteredDBImpl final : public FilteredDB {
     }
     return db_->Get(ro, cf, key, value);
   }
+#endif
 
   using StackableDB::GetEntity;
   Status GetEntity(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
@@ -287,6 +310,11 @@ class FilteredDBImpl final : public FilteredDB {
   }
 
   using StackableDB::MultiGet;
+#if CUCKOO_DB_READS_FINAL
+  void MultiGet(const ReadOptions& ro, size_t num_keys, ColumnFamilyHandle** cfs,
+                const Slice* keys, PinnableSlice* values, std::string* timestamps,
+                Status* statuses, bool sorted_input) override;
+#else
   std::vector<Status> MultiGet(const ReadOptions& ro,
                                const std::vector<ColumnFamilyHandle*>& cfs,
                                const std::vector<Slice>& keys,
@@ -294,6 +322,10 @@ class FilteredDBImpl final : public FilteredDB {
   void MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf, size_t num_keys,
                 const Slice* keys, PinnableSlice* values, Status* statuses,
                 bool sorted_input) override;
+  void MultiGet(const ReadOptions& ro, size_t num_keys, ColumnFamilyHandle** cfs,
+                const Slice* keys, PinnableSlice* values, Status* statuses,
+                bool sorted_input) override;
+#endif
 
   // ------------------------------------------------------------ writes
   using StackableDB::Put;
@@ -418,6 +450,13 @@ class FilteredDBImpl final : public FilteredDB {
     const CfState* s = ReadState(ro, cf);
     return s != nullptr && !s->filter->MayContain(View(key));
   }
+  // Batched reads: answers NotFound for the keys that the filters rule out
+  // and passes the others, in order (so sorted input stays sorted), to
+  // forward(m, cfs, keys, values, statuses). cfs[i] is the family of keys[i].
+  template <typename Forward>
+  void FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
+                        ColumnFamilyHandle* const* cfs, const Slice* keys,
+                        PinnableSlice* values, Status* statuses, Forward&& forward);
 
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops, WriteFn&& write);
@@ -486,6 +525,7 @@ class FilteredDBImpl final : public FilteredDB {
 
 // ================================================================== reads
 
+#if !CUCKOO_DB_READS_FINAL
 std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
                                              const std::vector<ColumnFamilyHandle*>& cfs,
                                              const std::vector<Slice>& keys,
@@ -527,40 +567,56 @@ std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
   }
   return result;
 }
+#endif  // !CUCKOO_DB_READS_FINAL
 
-void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
-                              size_t num_keys, const Slice* keys, PinnableSlice* values,
-                              Status* statuses, bool sorted_input) {
-  const CfState* s = ReadState(ro, cf);
-  if (s == nullptr || num_keys == 0) {
-    return db_->MultiGet(ro, cf, num_keys, keys, values, statuses, sorted_input);
-  }
-  std::vector<uint64_t> hashes(num_keys);
-  for (size_t i = 0; i < num_keys; ++i) hashes[i] = LiveKeyFilter::Hash(View(keys[i]));
+template <typename Forward>
+void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
+                                      ColumnFamilyHandle* const* cfs, const Slice* keys,
+                                      PinnableSlice* values, Status* statuses,
+                                      Forward&& forward) {
+  // One batched (prefetching) filter probe per run of keys of one family.
   std::unique_ptr<bool[]> maybe(new bool[num_keys]);
-  s->filter->MayContainHashes(hashes.data(), num_keys, maybe.get());
+  std::vector<uint64_t> hashes;
+  size_t candidates = 0;
+  for (size_t i = 0; i < num_keys;) {
+    size_t j = i + 1;
+    while (j < num_keys && cfs[j] == cfs[i]) ++j;
+    const CfState* s = ReadState(ro, cfs[i]);
+    if (s == nullptr) {
+      std::fill(maybe.get() + i, maybe.get() + j, true);
+    } else {
+      hashes.resize(j - i);
+      for (size_t k = i; k < j; ++k) hashes[k - i] = LiveKeyFilter::Hash(View(keys[k]));
+      s->filter->MayContainHashes(hashes.data(), j - i, maybe.get() + i);
+    }
+    for (size_t k = i; k < j; ++k) candidates += maybe[k] ? 1 : 0;
+    i = j;
+  }
+  if (candidates == num_keys) {
+    forward(num_keys, cfs, keys, values, statuses);
+    return;
+  }
   std::vector<size_t> index;
-  index.reserve(num_keys);
+  index.reserve(candidates);
   for (size_t i = 0; i < num_keys; ++i) {
-    if (maybe[i]) index.push_back(i);
-  }
-  if (index.size() == num_keys) {
-    return db_->MultiGet(ro, cf, num_keys, keys, values, statuses, sorted_input);
-  }
-  for (size_t i = 0; i < num_keys; ++i) {
-    if (!maybe[i]) {
+    if (maybe[i]) {
+      index.push_back(i);
+    } else {
       values[i].Reset();
       statuses[i] = Status::NotFound();
     }
   }
   if (index.empty()) return;
   const size_t m = index.size();
+  std::vector<ColumnFamilyHandle*> sub_cfs(m);
   std::vector<Slice> sub_keys(m);
   std::unique_ptr<PinnableSlice[]> sub_values(new PinnableSlice[m]);
   std::unique_ptr<Status[]> sub_status(new Status[m]);
-  for (size_t j = 0; j < m; ++j) sub_keys[j] = keys[index[j]];
-  db_->MultiGet(ro, cf, m, sub_keys.data(), sub_values.get(), sub_status.get(),
-                sorted_input);
+  for (size_t j = 0; j < m; ++j) {
+    sub_cfs[j] = cfs[index[j]];
+    sub_keys[j] = keys[index[j]];
+  }
+  forward(m, sub_cfs.data(), sub_keys.data(), sub_values.get(), sub_status.get());
   for (size_t j = 0; j < m; ++j) {
     // PinSelf copies into the caller's PinnableSlice, which may use a
     // caller-owned std::string buffer (a move would detach it).
@@ -570,6 +626,54 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
     statuses[index[j]] = sub_status[j];
   }
 }
+
+#if CUCKOO_DB_READS_FINAL
+void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
+                              ColumnFamilyHandle** cfs, const Slice* keys,
+                              PinnableSlice* values, std::string* timestamps,
+                              Status* statuses, bool sorted_input) {
+  // Timestamp outputs are the DB's to fill (or refuse): not filtered.
+  if (timestamps != nullptr || num_keys == 0) {
+    return db_->MultiGet(ro, num_keys, cfs, keys, values, timestamps, statuses,
+                         sorted_input);
+  }
+  FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
+                   [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
+                       PinnableSlice* v, Status* st) {
+                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c), k, v,
+                                   nullptr, st, sorted_input);
+                   });
+}
+#else
+void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                              size_t num_keys, const Slice* keys, PinnableSlice* values,
+                              Status* statuses, bool sorted_input) {
+  if (ReadState(ro, cf) == nullptr || num_keys == 0) {
+    return db_->MultiGet(ro, cf, num_keys, keys, values, statuses, sorted_input);
+  }
+  const std::vector<ColumnFamilyHandle*> cfs(num_keys, cf);
+  FilteredMultiGet(ro, num_keys, cfs.data(), keys, values, statuses,
+                   [&](size_t m, ColumnFamilyHandle* const*, const Slice* k,
+                       PinnableSlice* v, Status* st) {
+                     db_->MultiGet(ro, cf, m, k, v, st, sorted_input);
+                   });
+}
+
+void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
+                              ColumnFamilyHandle** cfs, const Slice* keys,
+                              PinnableSlice* values, Status* statuses,
+                              bool sorted_input) {
+  if (num_keys == 0) {
+    return db_->MultiGet(ro, num_keys, cfs, keys, values, statuses, sorted_input);
+  }
+  FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
+                   [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
+                       PinnableSlice* v, Status* st) {
+                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c), k, v, st,
+                                   sorted_input);
+                   });
+}
+#endif
 
 // ================================================================== writes
 
@@ -1402,7 +1506,13 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
   std::string open_state = filtered_options.snapshot_dir.empty()
       ? std::string() : DbStateDigest(options.env, name, options.wal_dir);
   DB* raw = nullptr;
+#if CUCKOO_DB_OPEN_UNIQUE_PTR
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(options, name, &opened);
+  raw = opened.release();
+#else
   Status s = DB::Open(options, name, &raw);
+#endif
   if (!s.ok()) return s;
   return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
               std::move(open_state), db);
@@ -1419,7 +1529,13 @@ Status FilteredDB::Open(const DBOptions& db_options, const std::string& name,
   std::string open_state = filtered_options.snapshot_dir.empty()
       ? std::string() : DbStateDigest(db_options.env, name, db_options.wal_dir);
   DB* raw = nullptr;
+#if CUCKOO_DB_OPEN_UNIQUE_PTR
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(db_options, name, column_families, handles, &opened);
+  raw = opened.release();
+#else
   Status s = DB::Open(db_options, name, column_families, handles, &raw);
+#endif
   if (!s.ok()) return s;
   return Wrap(raw, *handles, handles, filtered_options, std::move(open_state), db);
 }
