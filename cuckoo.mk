@@ -34,6 +34,7 @@ cuckoo_SOURCES += $(cuckoo_SOURCES-y)
 # Installed by RocksDB's "make install" under include/rocksdb/plugin/cuckoo/.
 cuckoo_HEADERS-y = \
 	include/cuckoo/cuckoo_filter.h \
+	include/cuckoo/detail/probe.h \
 	include/cuckoo/live_key_filter.h \
 	include/rocksdb_cuckoo/filter_policy.h \
 	include/rocksdb_cuckoo/filtered_db.h

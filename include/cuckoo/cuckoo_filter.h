@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include "cuckoo/detail/probe.h"
+
 namespace cuckoo {
 
 namespace internal {
@@ -130,6 +132,8 @@ class CuckooFilter {
 
   // True if the item may be present (false positives at about
   // stats().expected_fpr), false if it is certainly absent. Probes 2 buckets.
+  // Inline for the common layouts (see cuckoo/detail/probe.h), so the
+  // cache misses of consecutive independent calls overlap.
   bool Contains(uint64_t hash) const;
 
   // out[k] = Contains(hashes[k]) for k < n. Prefetches both buckets of each
@@ -179,9 +183,11 @@ class CuckooFilter {
                const internal::TableOps* ops);
   size_t TableBytes() const;
   internal::MutableTableRef MutableRef();
+  bool ContainsGeneric(uint64_t hash) const;
 
   FilterConfig config_;
   const internal::TableOps* ops_;
+  detail::ProbeParams probe_;
   uint64_t num_buckets_;
   uint64_t num_items_ = 0;
   uint32_t victim_fp_ = 0;       // 0: no victim
@@ -204,6 +210,8 @@ class CuckooFilterView {
                     std::string* error);
 
   bool valid() const { return ops_ != nullptr; }
+  // As CuckooFilter::Contains (inline for the common layouts); false on an
+  // invalid view.
   bool Contains(uint64_t hash) const;
   void ContainsBatch(const uint64_t* hashes, size_t n, bool* out) const;
 
@@ -220,7 +228,10 @@ class CuckooFilterView {
 
  private:
   friend class CuckooFilter;
+  bool ContainsGeneric(uint64_t hash) const;
+
   const internal::TableOps* ops_ = nullptr;
+  detail::ProbeParams probe_;  // bucket_bits 0: ContainsGeneric
   const uint8_t* table_ = nullptr;
   uint64_t num_buckets_ = 0;
   uint64_t num_items_ = 0;
@@ -231,6 +242,19 @@ class CuckooFilterView {
   int bucket_size_ = 0;
   bool semi_sort_ = false;
 };
+
+inline bool CuckooFilter::Contains(uint64_t hash) const {
+  if (probe_.bucket_bits == 0) return ContainsGeneric(hash);
+  return detail::ProbeItem(probe_, table_.get(),
+                           static_cast<uint32_t>(num_buckets_), config_.seed,
+                           victim_fp_, victim_bucket_, hash);
+}
+
+inline bool CuckooFilterView::Contains(uint64_t hash) const {
+  if (probe_.bucket_bits == 0) return ContainsGeneric(hash);
+  return detail::ProbeItem(probe_, table_, static_cast<uint32_t>(num_buckets_),
+                           seed_, victim_fp_, victim_bucket_, hash);
+}
 
 }  // namespace cuckoo
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cuckoo/detail/probe.h"
+
 namespace cuckoo {
 namespace internal {
 
@@ -40,21 +42,10 @@ inline void StoreLE(void* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
-// Maps a uniformly distributed 32-bit value to [0, n) without a division
-// (Lemire's multiply-shift).
-inline uint32_t FastRange32(uint32_t hash, uint32_t n) {
-  return static_cast<uint32_t>((uint64_t{hash} * n) >> 32);
-}
-
-// A bijective 32-bit finalizer (MurmurHash3 fmix32).
-inline uint32_t Mix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bU;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35U;
-  h ^= h >> 16;
-  return h;
-}
+// FastRange32 (Lemire's multiply-shift range reduction) and Mix32 (fmix32)
+// live with the inline lookup path; one copy of the placement arithmetic.
+using detail::FastRange32;
+using detail::Mix32;
 
 // SplitMix64's output function: a bijection of 64-bit values (distinct
 // inputs give distinct outputs).

@@ -97,6 +97,7 @@ CuckooFilter::CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
                            const internal::TableOps* ops)
     : config_(config),
       ops_(ops),
+      probe_(ops->probe_params()),
       num_buckets_(num_buckets),
       rng_state_(InitialRngState(config.seed)),
       table_(new uint8_t[ops->TableBytes(num_buckets) + kTableLoadSlack]()) {}
@@ -193,8 +194,8 @@ bool CuckooFilter::Erase(uint64_t hash) {
   return ops_->Erase(MutableRef(), hash);
 }
 
-bool CuckooFilter::Contains(uint64_t hash) const {
-  return View().Contains(hash);
+bool CuckooFilter::ContainsGeneric(uint64_t hash) const {
+  return View().ContainsGeneric(hash);
 }
 
 void CuckooFilter::ContainsBatch(const uint64_t* hashes, size_t n,
@@ -240,6 +241,7 @@ std::string CuckooFilter::Serialize() const {
 CuckooFilterView CuckooFilter::View() const {
   CuckooFilterView v;
   v.ops_ = ops_;
+  v.probe_ = probe_;
   v.table_ = table_.get();
   v.num_buckets_ = num_buckets_;
   v.num_items_ = num_items_;
@@ -273,6 +275,7 @@ bool CuckooFilterView::Parse(const char* data, size_t size,
   v.fingerprint_bits_ = t.fingerprint_bits;
   v.bucket_size_ = t.bucket_size;
   v.semi_sort_ = v.ops_->semi_sort();
+  v.probe_ = v.ops_->probe_params();
   *out = v;
   return true;
 }
@@ -290,7 +293,7 @@ TableRef MakeRef(const uint8_t* table, uint64_t num_buckets, uint32_t seed,
 }
 }  // namespace
 
-bool CuckooFilterView::Contains(uint64_t hash) const {
+bool CuckooFilterView::ContainsGeneric(uint64_t hash) const {
   if (ops_ == nullptr) return false;
   return ops_->Contains(
       MakeRef(table_, num_buckets_, seed_, victim_fp_, victim_bucket_), hash);

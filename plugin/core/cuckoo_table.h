@@ -47,23 +47,12 @@ struct MutableTableRef {
   int max_kicks = 0;
 };
 
-inline uint32_t PrimaryBucket(uint64_t hash, uint32_t num_buckets) {
-  return FastRange32(static_cast<uint32_t>(hash), num_buckets);
-}
+using detail::AltBucket;
+using detail::PrimaryBucket;
 
 template <int kFpBits>
 inline uint32_t FingerprintOf(uint64_t hash) {
-  constexpr uint64_t kRange = (uint64_t{1} << kFpBits) - 1;  // 2^f - 1 values
-  return static_cast<uint32_t>(((hash >> 32) * kRange) >> 32) + 1;
-}
-
-inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
-                          uint32_t seed) {
-  const uint32_t r = FastRange32(Mix32(fp ^ seed), num_buckets) | 1;
-  const uint32_t t = num_buckets - r;  // in [1, m - 1]
-  // (t - bucket) mod m without a branch: the comparison is a coin flip.
-  const uint32_t wrap = 0u - static_cast<uint32_t>(t < bucket);
-  return t - bucket + (num_buckets & wrap);
+  return detail::Fingerprint(hash, kFpBits);
 }
 
 template <typename S>

@@ -1,5 +1,7 @@
 #include "table_ops.h"
 
+#include <type_traits>
+
 #include "table_settings.h"
 
 namespace cuckoo {
@@ -37,6 +39,26 @@ class TableOpsImpl final : public TableOps {
       for (uint32_t e : entries) n += e != 0;
     }
     return n;
+  }
+  detail::ProbeParams probe_params() const override {
+    detail::ProbeParams p;
+    if constexpr (S::kWordsPerBucket == 1 &&
+                  std::is_same_v<typename S::Word, uint64_t> &&
+                  (!S::kSemiSort || S::kLowBits >= 4)) {
+      p.bucket_bits = S::kBucketBits;
+      p.fp_bits = S::kFpBits;
+      p.word_mask = BucketCodec<S>::kWordMask;
+      if constexpr (S::kSemiSort) {
+        p.low_bits = S::kLowBits;
+        p.lane_lo = LaneOnes<uint64_t, S::kLowBits, 4>();
+        p.lane_hi = p.lane_lo << (S::kLowBits - 1);
+        p.semi_sort_spread = kSemiSortSpread<S::kLowBits>.data();
+      } else {
+        p.lane_lo = LaneOnes<uint64_t, S::kFpBits, S::kSlots>();
+        p.lane_hi = p.lane_lo << (S::kFpBits - 1);
+      }
+    }
+    return p;
   }
 };
 

@@ -29,6 +29,9 @@ class TableOps {
   // Non-empty slots of a table of num_buckets buckets (victim excluded).
   virtual uint64_t CountOccupied(const uint8_t* table,
                                  uint64_t num_buckets) const = 0;
+  // Constants of the inline lookup (cuckoo/detail/probe.h); bucket_bits 0
+  // when this layout has none (the caller then uses Contains above).
+  virtual detail::ProbeParams probe_params() const = 0;
 };
 
 // The operations of a configuration, or null if it is not supported.

@@ -14,6 +14,7 @@
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo_table.h"
 #include "semi_sort.h"
+#include "table_ops.h"
 #include "table_settings.h"
 #include "test_util.h"
 
@@ -295,6 +296,71 @@ TEST(Hashing, PrimaryBucketInRange) {
     EXPECT_EQ(PrimaryBucket(~uint64_t{0}, m), m - 1);
     EXPECT_EQ(PrimaryBucket(uint64_t{0xffffffff} << 32, m), 0u);  // low bits only
   }
+}
+
+// ------------------------------------------------------------ inline probe
+
+// The inline lookup of cuckoo_filter.h (cuckoo/detail/probe.h) answers
+// exactly as the table code (CuckooTable<S>::Contains through TableOps) on a
+// filter filled until its victim slot is in use: every stored item and 2^16
+// random queries, through the filter and through a parsed view. Which layouts
+// take the inline path is pinned, so that a layout silently falling back to
+// the out-of-line code (and this test to comparing it with itself) fails.
+TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
+  int inline_layouts = 0;
+  for (const FilterConfig& config : test::AllConfigs()) {
+    SCOPED_TRACE(test::ConfigName(config));
+    const TableOps* ops = GetTableOps(config.fingerprint_bits,
+                                      config.bucket_size, config.semi_sort);
+    ASSERT_NE(ops, nullptr);
+    const detail::ProbeParams p = ops->probe_params();
+    const bool wide = config.bucket_size * config.fingerprint_bits > 64 &&
+                      !config.semi_sort;
+    const bool narrow_semi = config.semi_sort && config.fingerprint_bits < 8;
+    // Plain b*f <= 64 and semi-sorted f >= 8 are inline; the rest is not
+    // (b = 8 with f = 15/16 pack 120/128 bits).
+    EXPECT_EQ(p.bucket_bits != 0, !wide && !narrow_semi);
+    inline_layouts += p.bucket_bits != 0;
+
+    auto filter = CuckooFilter::CreateWithBuckets(config, 1002);
+    ASSERT_NE(filter, nullptr);
+    test::KeyStream keys(config.fingerprint_bits * 16 + config.bucket_size);
+    std::vector<uint64_t> stored;
+    while (!filter->full() && stored.size() < 100000) {
+      stored.push_back(keys.Key(stored.size()));
+      filter->Insert(stored.back());
+    }
+    ASSERT_TRUE(filter->full());
+    const std::string bytes = filter->Serialize();
+    CuckooFilterView view;
+    std::string error;
+    ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+        << error;
+    TableRef ref;
+    ref.table = view.table();
+    ref.num_buckets = static_cast<uint32_t>(view.num_buckets());
+    ref.seed = view.seed();
+    ref.victim_fp = view.victim_fp();
+    ref.victim_bucket = view.victim_bucket();
+    for (uint64_t h : stored) {
+      ASSERT_TRUE(filter->Contains(h));
+      ASSERT_TRUE(view.Contains(h));
+    }
+    uint64_t positives = 0;
+    for (uint64_t q = 0; q < (1u << 16); ++q) {
+      const uint64_t h = keys.Key((uint64_t{1} << 40) + q);
+      const bool expected = ops->Contains(ref, h);
+      ASSERT_EQ(filter->Contains(h), expected) << "query " << q;
+      ASSERT_EQ(view.Contains(h), expected) << "query " << q;
+      positives += expected;
+    }
+    // Small fingerprints give false positives: the comparison saw both answers.
+    if (config.fingerprint_bits <= 6) {
+      EXPECT_GT(positives, 0u);
+    }
+  }
+  // 56 plain layouts less the 10 with b * f > 64, and semi-sorted f = 8..16.
+  EXPECT_EQ(inline_layouts, 46 + 9);
 }
 
 // ------------------------------------------------------------- victim slot
