@@ -19,8 +19,9 @@
 //          after waiting for compactions: throughput and p50/p99 latency;
 //          plus --neg_gets / 4 positive Gets for reference.
 // Modes (--modes):
-//   plain          RocksDB alone (with the SST Bloom filter of --sst_bloom_bits)
-//   bloom          RocksDB + an in-memory Bloom front filter of the live keys,
+//   plain          RocksDB alone (with the SST Bloom filter of
+//   --sst_bloom_bits) bloom          RocksDB + an in-memory Bloom front filter
+//   of the live keys,
 //                  rebuilt from the DB (key scan) every --bloom_rebuild_every
 //                  writes (0 = never); new keys are added to it, deleted keys
 //                  cannot be removed. Also tracks the same Bloom never rebuilt
@@ -45,7 +46,8 @@
 //   bits_per_live_key,filter_bytes,rebuilds,rebuild_seconds,sst_bytes,errors
 //   (fpr_max: the highest never-inserted FPR seen at any checkpoint or, for
 //   bloom, just before any rebuild)
-// P_counting_bloom.csv: counters_per_key,bits_per_key,hashes,fpr_never_inserted,
+// P_counting_bloom.csv:
+// counters_per_key,bits_per_key,hashes,fpr_never_inserted,
 //   cuckoo_fpr,cuckoo_bits_per_key,ratio_bits_vs_cuckoo,selected
 //
 // Note: Debian's librocksdb is built with assertions on; absolute timings are
@@ -77,36 +79,48 @@
 #include "rocksdb_cuckoo/filtered_db.h"
 
 DEFINE_uint64(num, 200000, "live keys N (the churn window)");
-DEFINE_uint64(churn_ops, 0, "churn writes (0 = 10 * num); half Puts, half Deletes");
+DEFINE_uint64(churn_ops, 0,
+              "churn writes (0 = 10 * num); half Puts, half Deletes");
 DEFINE_uint64(seed, 42, "key and query seed");
-DEFINE_string(db, "/tmp/cuckoo_churn_bench", "directory for the per-mode DBs (wiped)");
-DEFINE_string(modes, "plain,bloom,cuckoo,cuckoo_unique", "modes to run, in order");
+DEFINE_string(db, "/tmp/cuckoo_churn_bench",
+              "directory for the per-mode DBs (wiped)");
+DEFINE_string(modes, "plain,bloom,cuckoo,cuckoo_unique",
+              "modes to run, in order");
 DEFINE_uint64(value_size, 256, "value bytes");
 DEFINE_uint64(block_cache_mb, 8, "block cache (LRU) size in MiB");
-DEFINE_uint64(write_buffer_mb, 16, "memtable size in MiB (>= 4 with Debian's asserts)");
-DEFINE_int32(sst_bloom_bits, 10, "bits/key of RocksDB's own SST Bloom filter, all modes (0 = none)");
-DEFINE_bool(cache_index_and_filter_blocks, false, "put SST index/filter blocks in the block cache");
+DEFINE_uint64(write_buffer_mb, 16,
+              "memtable size in MiB (>= 4 with Debian's asserts)");
+DEFINE_int32(
+    sst_bloom_bits, 10,
+    "bits/key of RocksDB's own SST Bloom filter, all modes (0 = none)");
+DEFINE_bool(cache_index_and_filter_blocks, false,
+            "put SST index/filter blocks in the block cache");
 DEFINE_uint64(checkpoints, 10, "measurement points during the churn");
-DEFINE_uint64(fpr_probes, 10000000, "never-inserted filter probes per checkpoint");
-DEFINE_uint64(queries, 6000, "DB Gets per checkpoint (1/3 live, 1/3 deleted, 1/3 never)");
+DEFINE_uint64(fpr_probes, 10000000,
+              "never-inserted filter probes per checkpoint");
+DEFINE_uint64(queries, 6000,
+              "DB Gets per checkpoint (1/3 live, 1/3 deleted, 1/3 never)");
 DEFINE_uint64(neg_gets, 200000, "negative Gets in the final phase");
-DEFINE_uint64(bloom_rebuild_every, 0, "Bloom front filter rebuild period in writes (0 = num)");
-DEFINE_double(bloom_bits_per_key, 0, "Bloom front filter bits/key (0 = the cuckoo's bits/key)");
-DEFINE_bool(wait_for_compaction, true, "let compactions settle before the final Gets");
+DEFINE_uint64(bloom_rebuild_every, 0,
+              "Bloom front filter rebuild period in writes (0 = num)");
+DEFINE_double(bloom_bits_per_key, 0,
+              "Bloom front filter bits/key (0 = the cuckoo's bits/key)");
+DEFINE_bool(wait_for_compaction, true,
+            "let compactions settle before the final Gets");
 DEFINE_string(csv_prefix, "", "write each table as <prefix>_<table>.csv");
 
 namespace {
 
+using rocksdb_cuckoo::FilteredDB;
+using rocksdb_cuckoo::FilteredDBOptions;
+using rocksdb_cuckoo::LiveKeyFilter;
+using rocksdb_cuckoo::LiveKeyFilterStats;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
 using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Status;
 using ROCKSDB_NAMESPACE::WriteOptions;
-using rocksdb_cuckoo::FilteredDB;
-using rocksdb_cuckoo::FilteredDBOptions;
-using rocksdb_cuckoo::LiveKeyFilter;
-using rocksdb_cuckoo::LiveKeyFilterStats;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
@@ -119,18 +133,22 @@ using cuckoo::internal::Mix64;  // bijective (SplitMix64 finalizer)
 // random key order. Indexes >= 2^62 are never inserted.
 std::string MakeKey(uint64_t i) {
   char buf[24];
-  snprintf(buf, sizeof(buf), "%016" PRIx64, Mix64(i ^ (FLAGS_seed * 0x9e3779b97f4a7c15ULL)));
+  snprintf(buf, sizeof(buf), "%016" PRIx64,
+           Mix64(i ^ (FLAGS_seed * 0x9e3779b97f4a7c15ULL)));
   return std::string(buf, 16);
 }
 constexpr uint64_t kNeverBase = uint64_t{1} << 62;
 
-uint64_t KeyHash(const std::string& key) { return XXH3_64bits(key.data(), key.size()); }
+uint64_t KeyHash(const std::string& key) {
+  return XXH3_64bits(key.data(), key.size());
+}
 
 // Hashes of the --fpr_probes never-inserted keys used for every FPR figure.
 const std::vector<uint64_t>& NeverInsertedProbes() {
   static const std::vector<uint64_t> probes = [] {
     std::vector<uint64_t> p(FLAGS_fpr_probes);
-    for (uint64_t q = 0; q < p.size(); ++q) p[q] = KeyHash(MakeKey(kNeverBase + q));
+    for (uint64_t q = 0; q < p.size(); ++q)
+      p[q] = KeyHash(MakeKey(kNeverBase + q));
     return p;
   }();
   return probes;
@@ -140,14 +158,17 @@ uint64_t FastRange64(uint64_t x, uint64_t n) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
 }
 
-// ---------------------------------------------------------------- Bloom filters
+// ---------------------------------------------------------------- Bloom
+// filters
 
 // Standard Bloom filter, k probes by double hashing of the 64-bit key hash.
 class BloomFilter {
  public:
   BloomFilter(uint64_t keys, double bits_per_key)
-      : bits_(std::max<uint64_t>(64, static_cast<uint64_t>(double(keys) * bits_per_key))),
-        k_(std::max(1, static_cast<int>(std::lround(bits_per_key * std::log(2.0))))),
+      : bits_(std::max<uint64_t>(
+            64, static_cast<uint64_t>(double(keys) * bits_per_key))),
+        k_(std::max(
+            1, static_cast<int>(std::lround(bits_per_key * std::log(2.0))))),
         words_((bits_ + 63) / 64, 0) {}
   void Add(uint64_t h) {
     uint64_t a = h, b = Mix64(h) | 1;
@@ -177,7 +198,8 @@ class BloomFilter {
 class CountingBloomFilter {
  public:
   CountingBloomFilter(uint64_t keys, double counters_per_key, int k)
-      : counters_(std::max<uint64_t>(64, static_cast<uint64_t>(double(keys) * counters_per_key))),
+      : counters_(std::max<uint64_t>(
+            64, static_cast<uint64_t>(double(keys) * counters_per_key))),
         k_(k),
         nibbles_((counters_ + 1) / 2, 0) {}
   void Add(uint64_t h) {
@@ -218,7 +240,8 @@ class CountingBloomFilter {
   std::vector<uint8_t> nibbles_;
 };
 
-// ---------------------------------------------------------------- stats helpers
+// ---------------------------------------------------------------- stats
+// helpers
 
 struct Percentiles {
   double p50 = 0, p99 = 0, mean = 0;
@@ -249,10 +272,12 @@ class Table {
       for (const auto& r : rows_) width[c] = std::max(width[c], r[c].size());
     }
     printf("\n== %s\n", name_.c_str());
-    for (size_t c = 0; c < columns_.size(); ++c) printf("%*s ", int(width[c]), columns_[c].c_str());
+    for (size_t c = 0; c < columns_.size(); ++c)
+      printf("%*s ", int(width[c]), columns_[c].c_str());
     printf("\n");
     for (const auto& r : rows_) {
-      for (size_t c = 0; c < columns_.size(); ++c) printf("%*s ", int(width[c]), r[c].c_str());
+      for (size_t c = 0; c < columns_.size(); ++c)
+        printf("%*s ", int(width[c]), r[c].c_str());
       printf("\n");
     }
     fflush(stdout);
@@ -265,10 +290,12 @@ class Table {
       fprintf(stderr, "cannot write %s\n", path.c_str());
       return;
     }
-    for (size_t c = 0; c < columns_.size(); ++c) fprintf(f, "%s%s", c ? "," : "", columns_[c].c_str());
+    for (size_t c = 0; c < columns_.size(); ++c)
+      fprintf(f, "%s%s", c ? "," : "", columns_[c].c_str());
     fprintf(f, "\n");
     for (const auto& r : rows_) {
-      for (size_t c = 0; c < r.size(); ++c) fprintf(f, "%s%s", c ? "," : "", r[c].c_str());
+      for (size_t c = 0; c < r.size(); ++c)
+        fprintf(f, "%s%s", c ? "," : "", r[c].c_str());
       fprintf(f, "\n");
     }
     fclose(f);
@@ -319,7 +346,8 @@ Options DbOptions() {
   ROCKSDB_NAMESPACE::BlockBasedTableOptions t;
   t.block_cache = ROCKSDB_NAMESPACE::NewLRUCache(FLAGS_block_cache_mb << 20);
   if (FLAGS_sst_bloom_bits > 0) {
-    t.filter_policy.reset(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(FLAGS_sst_bloom_bits));
+    t.filter_policy.reset(
+        ROCKSDB_NAMESPACE::NewBloomFilterPolicy(FLAGS_sst_bloom_bits));
   }
   t.cache_index_and_filter_blocks = FLAGS_cache_index_and_filter_blocks;
   o.table_factory.reset(ROCKSDB_NAMESPACE::NewBlockBasedTableFactory(t));
@@ -347,20 +375,22 @@ const std::string& RandomData() {
 ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i) {
   const std::string& d = RandomData();
   const uint64_t size = std::min<uint64_t>(FLAGS_value_size, d.size() / 2);
-  return ROCKSDB_NAMESPACE::Slice(d.data() + Mix64(i) % (d.size() - size), size);
+  return ROCKSDB_NAMESPACE::Slice(d.data() + Mix64(i) % (d.size() - size),
+                                  size);
 }
 
 uint64_t NanosSince(Clock::time_point t) {
   return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t)
+          .count());
 }
 
 // One mode: its DB and filters. The driver (main) runs all modes in lockstep,
 // chunk by chunk, so that machine noise and background work hit them alike.
 class ModeRunner {
  public:
-  ModeRunner(const std::string& name, Kind kind, bool assume_unique, double bloom_bpk,
-             uint64_t n)
+  ModeRunner(const std::string& name, Kind kind, bool assume_unique,
+             double bloom_bpk, uint64_t n)
       : name_(name), kind_(kind), n_(n), bloom_bpk_(bloom_bpk) {
     result.name = name;
     path_ = FLAGS_db + "/" + name;
@@ -411,7 +441,8 @@ class ModeRunner {
 
   // `writes` churn writes (even): Put a new key, Delete the oldest.
   void ChurnChunk(uint64_t writes) {
-    const uint64_t rebuild_every = FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n_;
+    const uint64_t rebuild_every =
+        FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n_;
     auto start = Clock::now();
     double rebuild_time = 0;
     for (uint64_t w = 0; w < writes; w += 2) {
@@ -452,8 +483,8 @@ class ModeRunner {
   }
 
   // Gets of keys that must all be absent (negative) or all live.
-  void Gets(const std::vector<std::string>& keys, bool negative, std::vector<uint64_t>* ns,
-            double* seconds) {
+  void Gets(const std::vector<std::string>& keys, bool negative,
+            std::vector<uint64_t>* ns, double* seconds) {
     PinnableSlice value;
     auto start = Clock::now();
     for (const auto& key : keys) {
@@ -478,7 +509,8 @@ class ModeRunner {
       result.filter_bytes = s.table_bytes;
       result.rebuilds = s.rebuilds;
     } else if (bloom_ != nullptr) {
-      result.bits_per_key = double(bloom_->bytes()) * 8 / double(next_ - oldest_);
+      result.bits_per_key =
+          double(bloom_->bytes()) * 8 / double(next_ - oldest_);
       result.filter_bytes = bloom_->bytes();
     }
     uint64_t sst = 0;
@@ -511,12 +543,14 @@ class ModeRunner {
 
   bool Contains(uint64_t h) const {
     if (kind_ == Kind::kBloom) return bloom_->MayContain(h);
-    if (kind_ == Kind::kCuckoo) return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
+    if (kind_ == Kind::kCuckoo)
+      return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
     return true;
   }
 
   Status Get(const std::string& key, PinnableSlice* value) {
-    if (kind_ == Kind::kBloom && !bloom_->MayContain(KeyHash(key))) return Status::NotFound();
+    if (kind_ == Kind::kBloom && !bloom_->MayContain(KeyHash(key)))
+      return Status::NotFound();
     return db_->Get(ReadOptions(), db_->DefaultColumnFamily(), key, value);
   }
 
@@ -537,7 +571,8 @@ class ModeRunner {
         for (size_t k = 0; k < n; ++k) positives += out[k];
       }
     } else {
-      for (uint64_t h : probes) positives += other != nullptr ? other->MayContain(h) : Contains(h);
+      for (uint64_t h : probes)
+        positives += other != nullptr ? other->MayContain(h) : Contains(h);
     }
     return double(positives) / double(probes.size());
   }
@@ -632,11 +667,13 @@ class ModeRunner {
   uint64_t next_ = 0, oldest_ = 0, since_rebuild_ = 0;
 };
 
-// ---------------------------------------------------------------- counting Bloom
+// ---------------------------------------------------------------- counting
+// Bloom
 
 // The counting Bloom filter through the same fill + churn; returns the FPR
 // on the same never-inserted probes as the modes.
-double CountingBloomFpr(uint64_t n, uint64_t churn_writes, double counters_per_key, int k) {
+double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
+                        double counters_per_key, int k) {
   CountingBloomFilter f(n, counters_per_key, k);
   for (uint64_t i = 0; i < n; ++i) f.Add(KeyHash(MakeKey(i)));
   for (uint64_t w = 0; w < churn_writes; w += 2) {
@@ -651,12 +688,17 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes, double counters_per_k
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key filter");
+  gflags::SetUsageMessage(
+      "churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key "
+      "filter");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   const uint64_t n = FLAGS_num;
-  const uint64_t churn = (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * n) & ~uint64_t{1};
+  const uint64_t churn =
+      (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * n) & ~uint64_t{1};
   if (n < 100 || FLAGS_checkpoints == 0 || churn < 2 * FLAGS_checkpoints) {
-    fprintf(stderr, "--num must be >= 100, --checkpoints >= 1, --churn_ops >= 2 * checkpoints\n");
+    fprintf(stderr,
+            "--num must be >= 100, --checkpoints >= 1, --churn_ops >= 2 * "
+            "checkpoints\n");
     return 1;
   }
   // The cuckoo filter's bits per key for N keys (for a same-memory Bloom).
@@ -666,12 +708,16 @@ int main(int argc, char** argv) {
     LiveKeyFilter probe(o, n);
     cuckoo_bpk = double(probe.GetStats().table_bytes) * 8 / double(n);
   }
-  const double bloom_bpk = FLAGS_bloom_bits_per_key > 0 ? FLAGS_bloom_bits_per_key : cuckoo_bpk;
-  printf("churn_bench: N=%" PRIu64 " live keys, %" PRIu64 " churn writes, value %" PRIu64
-         " B, block cache %" PRIu64 " MiB, memtable %" PRIu64 " MiB, SST bloom %d bits/key, "
-         "cache_index_and_filter_blocks=%d, Bloom front filter %.2f bits/key rebuilt every %" PRIu64
-         " writes, seed %" PRIu64 "\n",
-         n, churn, FLAGS_value_size, FLAGS_block_cache_mb, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits,
+  const double bloom_bpk =
+      FLAGS_bloom_bits_per_key > 0 ? FLAGS_bloom_bits_per_key : cuckoo_bpk;
+  printf("churn_bench: N=%" PRIu64 " live keys, %" PRIu64
+         " churn writes, value %" PRIu64 " B, block cache %" PRIu64
+         " MiB, memtable %" PRIu64
+         " MiB, SST bloom %d bits/key, "
+         "cache_index_and_filter_blocks=%d, Bloom front filter %.2f bits/key "
+         "rebuilt every %" PRIu64 " writes, seed %" PRIu64 "\n",
+         n, churn, FLAGS_value_size, FLAGS_block_cache_mb,
+         FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits,
          int(FLAGS_cache_index_and_filter_blocks), bloom_bpk,
          FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n, FLAGS_seed);
 
@@ -686,27 +732,36 @@ int main(int argc, char** argv) {
   for (const std::string& m : modes) {
     Kind kind;
     bool unique = false;
-    if (m == "plain") kind = Kind::kPlain;
-    else if (m == "bloom") kind = Kind::kBloom;
-    else if (m == "cuckoo") kind = Kind::kCuckoo;
-    else if (m == "cuckoo_unique") { kind = Kind::kCuckoo; unique = true; }
-    else {
+    if (m == "plain")
+      kind = Kind::kPlain;
+    else if (m == "bloom")
+      kind = Kind::kBloom;
+    else if (m == "cuckoo")
+      kind = Kind::kCuckoo;
+    else if (m == "cuckoo_unique") {
+      kind = Kind::kCuckoo;
+      unique = true;
+    } else {
       fprintf(stderr, "unknown mode %s\n", m.c_str());
       return 1;
     }
-    runners.push_back(std::make_unique<ModeRunner>(m, kind, unique, bloom_bpk, n));
+    runners.push_back(
+        std::make_unique<ModeRunner>(m, kind, unique, bloom_bpk, n));
   }
   // All modes advance in lockstep, chunk by chunk.
   const uint64_t chunk = std::max<uint64_t>(1000, n / 20) & ~uint64_t{1};
   for (uint64_t done = 0; done < n; done += chunk) {
     for (auto& r : runners) r->FillChunk(std::min(chunk, n - done));
-    fprintf(stderr, "fill %" PRIu64 "/%" PRIu64 "\n", std::min(done + chunk, n), n);
+    fprintf(stderr, "fill %" PRIu64 "/%" PRIu64 "\n", std::min(done + chunk, n),
+            n);
   }
   for (auto& r : runners) r->AfterFill(&timeline);
-  const uint64_t per_checkpoint = std::max<uint64_t>(2, churn / FLAGS_checkpoints) & ~uint64_t{1};
+  const uint64_t per_checkpoint =
+      std::max<uint64_t>(2, churn / FLAGS_checkpoints) & ~uint64_t{1};
   uint64_t writes = 0;
   for (uint64_t cp = 1; cp <= FLAGS_checkpoints; ++cp) {
-    const uint64_t target = cp == FLAGS_checkpoints ? churn : cp * per_checkpoint;
+    const uint64_t target =
+        cp == FLAGS_checkpoints ? churn : cp * per_checkpoint;
     while (writes < target) {
       const uint64_t step = std::min(chunk, target - writes);
       for (auto& r : runners) r->ChurnChunk(step);
@@ -721,7 +776,8 @@ int main(int argc, char** argv) {
   }
   // Final Gets: the same keys for every mode, in lockstep chunks.
   fprintf(stderr, "%" PRIu64 " negative Gets per mode\n", FLAGS_neg_gets);
-  const uint64_t oldest = runners.front()->oldest(), next = runners.front()->next();
+  const uint64_t oldest = runners.front()->oldest(),
+                 next = runners.front()->next();
   std::mt19937_64 rng(FLAGS_seed * 7 + 1);
   std::vector<std::string> neg_keys, pos_keys;
   for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
@@ -732,18 +788,23 @@ int main(int argc, char** argv) {
   for (uint64_t q = 0; q < FLAGS_neg_gets / 4; ++q) {
     pos_keys.push_back(MakeKey(oldest + rng() % (next - oldest)));
   }
-  std::vector<std::vector<uint64_t>> neg_ns(runners.size()), pos_ns(runners.size());
+  std::vector<std::vector<uint64_t>> neg_ns(runners.size()),
+      pos_ns(runners.size());
   std::vector<double> neg_secs(runners.size()), pos_secs(runners.size());
   const size_t get_chunk = 10000;
   for (size_t start = 0; start < neg_keys.size(); start += get_chunk) {
     const std::vector<std::string> part(
-        neg_keys.begin() + start, neg_keys.begin() + std::min(neg_keys.size(), start + get_chunk));
-    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, true, &neg_ns[m], &neg_secs[m]);
+        neg_keys.begin() + start,
+        neg_keys.begin() + std::min(neg_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m)
+      runners[m]->Gets(part, true, &neg_ns[m], &neg_secs[m]);
   }
   for (size_t start = 0; start < pos_keys.size(); start += get_chunk) {
     const std::vector<std::string> part(
-        pos_keys.begin() + start, pos_keys.begin() + std::min(pos_keys.size(), start + get_chunk));
-    for (size_t m = 0; m < runners.size(); ++m) runners[m]->Gets(part, false, &pos_ns[m], &pos_secs[m]);
+        pos_keys.begin() + start,
+        pos_keys.begin() + std::min(pos_keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m)
+      runners[m]->Gets(part, false, &pos_ns[m], &pos_secs[m]);
   }
   std::vector<ModeResult> results;
   for (size_t m = 0; m < runners.size(); ++m) {
@@ -759,14 +820,17 @@ int main(int argc, char** argv) {
   }
   runners.clear();
 
-  Table tl("timeline", {"mode", "checkpoint", "writes_done", "live_keys", "fpr_never_inserted",
-                        "fpr_deleted", "bits_per_live_key", "filter_bytes", "get_live_p50_ns",
-                        "get_deleted_p50_ns", "get_never_p50_ns", "get_neg_p99_ns", "errors"});
+  Table tl(
+      "timeline",
+      {"mode", "checkpoint", "writes_done", "live_keys", "fpr_never_inserted",
+       "fpr_deleted", "bits_per_live_key", "filter_bytes", "get_live_p50_ns",
+       "get_deleted_p50_ns", "get_never_p50_ns", "get_neg_p99_ns", "errors"});
   for (const auto& c : timeline) {
-    tl.Add({c.mode, U(c.index), U(c.writes), U(c.live), Fmt(c.fpr_never, "%.3e"),
-            Fmt(c.fpr_deleted, "%.3e"), Fmt(c.bits_per_key, "%.2f"), U(c.filter_bytes),
-            Fmt(c.live_p50, "%.0f"), Fmt(c.deleted_p50, "%.0f"), Fmt(c.never_p50, "%.0f"),
-            Fmt(c.neg_p99, "%.0f"), U(c.errors)});
+    tl.Add({c.mode, U(c.index), U(c.writes), U(c.live),
+            Fmt(c.fpr_never, "%.3e"), Fmt(c.fpr_deleted, "%.3e"),
+            Fmt(c.bits_per_key, "%.2f"), U(c.filter_bytes),
+            Fmt(c.live_p50, "%.0f"), Fmt(c.deleted_p50, "%.0f"),
+            Fmt(c.never_p50, "%.0f"), Fmt(c.neg_p99, "%.0f"), U(c.errors)});
   }
   tl.Print();
   tl.WriteCsv();
@@ -775,27 +839,60 @@ int main(int argc, char** argv) {
   for (const auto& r : results) {
     if (r.name == "plain") plain = &r;
   }
-  Table sum("summary",
-            {"mode", "fill_seconds", "churn_writes", "churn_seconds", "writes_per_sec",
-             "write_ratio_vs_plain", "maybe_checks", "maybe_checks_per_write", "neg_gets",
-             "neg_gets_per_sec", "neg_get_p50_ns", "neg_get_p99_ns", "neg_speedup_vs_plain",
-             "pos_get_p50_ns", "fpr_after_fill", "fpr_after_churn", "fpr_change_pct", "fpr_max",
-             "bits_per_live_key", "filter_bytes", "rebuilds", "rebuild_seconds", "sst_bytes",
-             "errors"});
+  Table sum("summary", {"mode",
+                        "fill_seconds",
+                        "churn_writes",
+                        "churn_seconds",
+                        "writes_per_sec",
+                        "write_ratio_vs_plain",
+                        "maybe_checks",
+                        "maybe_checks_per_write",
+                        "neg_gets",
+                        "neg_gets_per_sec",
+                        "neg_get_p50_ns",
+                        "neg_get_p99_ns",
+                        "neg_speedup_vs_plain",
+                        "pos_get_p50_ns",
+                        "fpr_after_fill",
+                        "fpr_after_churn",
+                        "fpr_change_pct",
+                        "fpr_max",
+                        "bits_per_live_key",
+                        "filter_bytes",
+                        "rebuilds",
+                        "rebuild_seconds",
+                        "sst_bytes",
+                        "errors"});
   const ModeResult* cuckoo = nullptr;
   for (const auto& r : results) {
     if (r.name.rfind("cuckoo", 0) == 0 && cuckoo == nullptr) cuckoo = &r;
     const double wps = double(r.churn_writes) / r.churn_seconds;
-    const double plain_wps = plain ? double(plain->churn_writes) / plain->churn_seconds : 0;
-    sum.Add({r.name, Fmt(r.fill_seconds, "%.2f"), U(r.churn_writes), Fmt(r.churn_seconds, "%.2f"),
-             Fmt(wps, "%.0f"), plain ? Fmt(wps / plain_wps, "%.3f") : "",
-             U(r.maybe_checks), Fmt(double(r.maybe_checks) / double(r.churn_writes + n), "%.3f"),
-             U(r.neg_gets), Fmt(r.neg_per_sec, "%.0f"), Fmt(r.neg_p50, "%.0f"),
-             Fmt(r.neg_p99, "%.0f"), plain ? Fmt(r.neg_per_sec / plain->neg_per_sec, "%.2f") : "",
-             Fmt(r.pos_p50, "%.0f"), Fmt(r.fpr_fill, "%.3e"), Fmt(r.fpr_churn, "%.3e"),
-             Fmt(100.0 * (r.fpr_churn - r.fpr_fill) / r.fpr_fill, "%.1f"), Fmt(r.fpr_max, "%.3e"),
-             Fmt(r.bits_per_key, "%.2f"), U(r.filter_bytes), U(r.rebuilds),
-             Fmt(r.rebuild_seconds, "%.2f"), U(r.sst_bytes), U(r.errors)});
+    const double plain_wps =
+        plain ? double(plain->churn_writes) / plain->churn_seconds : 0;
+    sum.Add({r.name,
+             Fmt(r.fill_seconds, "%.2f"),
+             U(r.churn_writes),
+             Fmt(r.churn_seconds, "%.2f"),
+             Fmt(wps, "%.0f"),
+             plain ? Fmt(wps / plain_wps, "%.3f") : "",
+             U(r.maybe_checks),
+             Fmt(double(r.maybe_checks) / double(r.churn_writes + n), "%.3f"),
+             U(r.neg_gets),
+             Fmt(r.neg_per_sec, "%.0f"),
+             Fmt(r.neg_p50, "%.0f"),
+             Fmt(r.neg_p99, "%.0f"),
+             plain ? Fmt(r.neg_per_sec / plain->neg_per_sec, "%.2f") : "",
+             Fmt(r.pos_p50, "%.0f"),
+             Fmt(r.fpr_fill, "%.3e"),
+             Fmt(r.fpr_churn, "%.3e"),
+             Fmt(100.0 * (r.fpr_churn - r.fpr_fill) / r.fpr_fill, "%.1f"),
+             Fmt(r.fpr_max, "%.3e"),
+             Fmt(r.bits_per_key, "%.2f"),
+             U(r.filter_bytes),
+             U(r.rebuilds),
+             Fmt(r.rebuild_seconds, "%.2f"),
+             U(r.sst_bytes),
+             U(r.errors)});
   }
   sum.Print();
   sum.WriteCsv();
@@ -804,25 +901,33 @@ int main(int argc, char** argv) {
     // Counting Bloom at the cuckoo's final FPR: smallest counters/key (step
     // 0.5, optimal k) whose measured FPR after the same churn is <= it.
     const double target = cuckoo->fpr_churn;
-    Table cb("counting_bloom", {"counters_per_key", "bits_per_key", "hashes", "fpr_never_inserted",
-                                "cuckoo_fpr", "cuckoo_bits_per_key", "ratio_bits_vs_cuckoo",
-                                "selected"});
-    const double theory = -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
+    Table cb("counting_bloom",
+             {"counters_per_key", "bits_per_key", "hashes",
+              "fpr_never_inserted", "cuckoo_fpr", "cuckoo_bits_per_key",
+              "ratio_bits_vs_cuckoo", "selected"});
+    const double theory =
+        -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
     bool found = false;
-    for (double c = std::floor(theory) - 1; c <= theory + 12 && !found; c += 0.5) {
-      const int k = std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
+    for (double c = std::floor(theory) - 1; c <= theory + 12 && !found;
+         c += 0.5) {
+      const int k =
+          std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
       fprintf(stderr, "[counting bloom] %.1f counters/key, k=%d\n", c, k);
       const double fpr = CountingBloomFpr(n, churn, c, k);
       found = fpr <= target;
-      cb.Add({Fmt(c, "%.1f"), Fmt(4 * c, "%.1f"), std::to_string(k), Fmt(fpr, "%.3e"),
-              Fmt(target, "%.3e"), Fmt(cuckoo->bits_per_key, "%.2f"),
+      cb.Add({Fmt(c, "%.1f"), Fmt(4 * c, "%.1f"), std::to_string(k),
+              Fmt(fpr, "%.3e"), Fmt(target, "%.3e"),
+              Fmt(cuckoo->bits_per_key, "%.2f"),
               Fmt(4 * c / cuckoo->bits_per_key, "%.2f"), found ? "1" : "0"});
     }
     cb.Print();
     cb.WriteCsv();
-    printf("\ncounting Bloom (4-bit counters) at the cuckoo's FPR %.3e: theory %.1f bits/key "
-           "(4 x %.2f counters), cuckoo %.2f bits/key: ratio %.2f (theory)\n",
-           target, 4 * theory, theory, cuckoo->bits_per_key, 4 * theory / cuckoo->bits_per_key);
+    printf(
+        "\ncounting Bloom (4-bit counters) at the cuckoo's FPR %.3e: theory "
+        "%.1f bits/key "
+        "(4 x %.2f counters), cuckoo %.2f bits/key: ratio %.2f (theory)\n",
+        target, 4 * theory, theory, cuckoo->bits_per_key,
+        4 * theory / cuckoo->bits_per_key);
   }
   return 0;
 }

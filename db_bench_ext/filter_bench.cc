@@ -1,7 +1,8 @@
 // filter_bench: space, accuracy and speed of the core cuckoo filter
 // (include/cuckoo/cuckoo_filter.h), per configuration.
 //
-//   filter_bench [--num=10000000] [--seed=0] [--configs=f12b4,ss13b4,f8b4,f16b4]
+//   filter_bench [--num=10000000] [--seed=0]
+//   [--configs=f12b4,ss13b4,f8b4,f16b4]
 //                [--queries=10000000] [--repeats=3] [--batch_sizes=32,1024]
 //                [--found=0,0.25,0.5,0.75,1] [--dependent_queries=1000000]
 //                [--occupancy_queries=1000000] [--sweep=true] [--clock=cpu]
@@ -166,7 +167,9 @@ class KeyStream {
   uint64_t Absent(uint64_t i) const { return Key((uint64_t{1} << 62) + i); }
 
  private:
-  uint64_t Key(uint64_t i) const { return Mix64(base_ + i * 0x9e3779b97f4a7c15ULL); }
+  uint64_t Key(uint64_t i) const {
+    return Mix64(base_ + i * 0x9e3779b97f4a7c15ULL);
+  }
   uint64_t base_;
 };
 
@@ -177,7 +180,8 @@ class Rng {
   uint64_t Next() { return Mix64(state_ += 0x9e3779b97f4a7c15ULL); }
   double Uniform() { return double(Next() >> 11) * 0x1.0p-53; }
   uint64_t Below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >>
+                                 64);
   }
 
  private:
@@ -206,7 +210,8 @@ class Csv {
     if (path.empty()) return true;
     file_ = std::fopen(path.c_str(), "w");
     if (file_ == nullptr) return false;
-    std::fprintf(file_, "filter,config,f,b,semi_sort,num,table,x,mode,metric,value\n");
+    std::fprintf(file_,
+                 "filter,config,f,b,semi_sort,num,table,x,mode,metric,value\n");
     return true;
   }
   ~Csv() {
@@ -263,9 +268,11 @@ bool ParseConfigs(const std::string& spec, std::vector<BenchConfig>* out,
       return false;
     }
     char* end = nullptr;
-    c.fingerprint_bits = static_cast<int>(std::strtol(token.c_str() + pos, &end, 10));
+    c.fingerprint_bits =
+        static_cast<int>(std::strtol(token.c_str() + pos, &end, 10));
     c.bucket_size = 4;
-    if (*end == 'b') c.bucket_size = static_cast<int>(std::strtol(end + 1, &end, 10));
+    if (*end == 'b')
+      c.bucket_size = static_cast<int>(std::strtol(end + 1, &end, 10));
     if (*end != '\0' || end == token.c_str() + pos) {
       *error = "cannot parse config '" + token + "'";
       return false;
@@ -299,8 +306,9 @@ bool ParseList(const std::string& spec, std::vector<T>* out) {
 }
 
 std::string Describe(const cuckoo::FilterConfig& c) {
-  return "f=" + std::to_string(c.fingerprint_bits) + " b=" +
-         std::to_string(c.bucket_size) + (c.semi_sort ? " semi-sorted" : "");
+  return "f=" + std::to_string(c.fingerprint_bits) +
+         " b=" + std::to_string(c.bucket_size) +
+         (c.semi_sort ? " semi-sorted" : "");
 }
 
 // ------------------------------------------------------------- lookups
@@ -382,7 +390,8 @@ struct BandRow {
   double occupancy_end;
   uint64_t inserts;
   double mops;
-  // ns/op at the end of the band: [single neg, single pos, batch neg, batch pos]
+  // ns/op at the end of the band: [single neg, single pos, batch neg, batch
+  // pos]
   double lookup_ns[4];
 };
 
@@ -405,53 +414,64 @@ struct Summary {
 };
 
 void PrintTargets(const std::vector<Summary>& all) {
-  std::printf("\n=== Summary (num=%" PRIu64 ", queries=%" PRIu64 ", repeats=%d) ===\n",
+  std::printf("\n=== Summary (num=%" PRIu64 ", queries=%" PRIu64
+              ", repeats=%d) ===\n",
               FLAGS_num, FLAGS_queries, FLAGS_repeats);
-  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n",
-              "config", "load", "bits/item", "FPR %", "expect %", "construct", "neg 1x",
-              "neg bat", "speedup", "max", "bits/item", "FPR %", "wall/");
-  std::printf("%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n", "", "",
-              "", "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max",
-              "at max", "cpu");
+  std::printf(
+      "%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n",
+      "config", "load", "bits/item", "FPR %", "expect %", "construct", "neg 1x",
+      "neg bat", "speedup", "max", "bits/item", "FPR %", "wall/");
+  std::printf(
+      "%-7s | %6s %9s %9s %9s | %9s | %8s %8s %7s | %6s %9s %9s | %5s\n", "",
+      "", "", "measured", "", "Mkeys/s", "ns/op", "ns/op", "", "load", "at max",
+      "at max", "cpu");
   for (const Summary& s : all) {
     char at_max[64] = "     -         -         -";
     if (s.max_load > 0) {
       std::snprintf(at_max, sizeof(at_max), "%6.4f %9.3f %9.5f", s.max_load,
                     s.max_load_bits_per_item, 100 * s.max_load_fpr);
     }
-    std::printf("%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %s | %5.2f\n",
-                s.token.c_str(), s.stats.load_factor, s.stats.bits_per_item,
-                100 * s.fpr_measured, 100 * s.stats.expected_fpr, s.construct.median,
-                s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns, at_max,
-                s.wall_over_cpu);
+    std::printf(
+        "%-7s | %6.4f %9.3f %9.5f %9.5f | %9.2f | %8.2f %8.2f %6.2fx | %s | "
+        "%5.2f\n",
+        s.token.c_str(), s.stats.load_factor, s.stats.bits_per_item,
+        100 * s.fpr_measured, 100 * s.stats.expected_fpr, s.construct.median,
+        s.neg_single_ns, s.neg_batch_ns, s.neg_single_ns / s.neg_batch_ns,
+        at_max, s.wall_over_cpu);
   }
   std::printf("(timings on the %s clock)\n", FLAGS_clock.c_str());
-  std::printf("(\"max\": the fill sweep's filter of the same size at its first failed "
-              "insert; \"neg bat\": batches of %zu)\n",
-              all.empty() ? size_t{0} : all[0].neg_batch_size);
+  std::printf(
+      "(\"max\": the fill sweep's filter of the same size at its first failed "
+      "insert; \"neg bat\": batches of %zu)\n",
+      all.empty() ? size_t{0} : all[0].neg_batch_size);
 
-  std::printf("\nIssue targets (stated for 10^7 items; the paper's configurations are "
-              "f12b4 and ss13b4):\n");
+  std::printf(
+      "\nIssue targets (stated for 10^7 items; the paper's configurations are "
+      "f12b4 and ss13b4):\n");
   auto verdict = [](bool ok) { return ok ? "met" : "MISSED"; };
   for (const Summary& s : all) {
     const auto& c = s.config;
     const char* name = s.token.c_str();
-    const bool paper_plain = c.bucket_size == 4 && !c.semi_sort && c.fingerprint_bits == 12;
-    const bool paper_semi = c.bucket_size == 4 && c.semi_sort && c.fingerprint_bits == 13;
+    const bool paper_plain =
+        c.bucket_size == 4 && !c.semi_sort && c.fingerprint_bits == 12;
+    const bool paper_semi =
+        c.bucket_size == 4 && c.semi_sort && c.fingerprint_bits == 13;
     if (paper_plain || paper_semi) {
       const double max_fpr = paper_plain ? 0.002 : 0.001;
-      std::printf("  %-7s space, sized by Create: load %.5f, %.3f bits/item <= 12.7, "
-                  "FPR %.4f%% <= %.1f%%: %s\n",
-                  name, s.stats.load_factor, s.stats.bits_per_item, 100 * s.fpr_measured,
-                  100 * max_fpr,
-                  verdict(s.stats.bits_per_item <= 12.7 && s.fpr_measured <= max_fpr));
+      std::printf(
+          "  %-7s space, sized by Create: load %.5f, %.3f bits/item <= 12.7, "
+          "FPR %.4f%% <= %.1f%%: %s\n",
+          name, s.stats.load_factor, s.stats.bits_per_item,
+          100 * s.fpr_measured, 100 * max_fpr,
+          verdict(s.stats.bits_per_item <= 12.7 && s.fpr_measured <= max_fpr));
       if (s.max_load > 0) {
-        std::printf("  %-7s space, filled to the first failure: load %.4f >= 0.95, "
-                    "%.3f bits/item <= 12.7, FPR %.4f%% <= %.1f%%: %s\n",
-                    name, s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr,
-                    100 * max_fpr,
-                    verdict(s.max_load >= 0.95 && s.max_load_bits_per_item <= 12.7 &&
-                            s.max_load_fpr <= max_fpr));
+        std::printf(
+            "  %-7s space, filled to the first failure: load %.4f >= 0.95, "
+            "%.3f bits/item <= 12.7, FPR %.4f%% <= %.1f%%: %s\n",
+            name, s.max_load, s.max_load_bits_per_item, 100 * s.max_load_fpr,
+            100 * max_fpr,
+            verdict(s.max_load >= 0.95 && s.max_load_bits_per_item <= 12.7 &&
+                    s.max_load_fpr <= max_fpr));
       }
     }
     const double need = c.semi_sort ? 3.0 : 5.0;
@@ -459,9 +479,10 @@ void PrintTargets(const std::vector<Summary>& all) {
                 s.construct.median, need, verdict(s.construct.median >= need),
                 paper_plain || paper_semi ? "" : " (not a paper configuration)",
                 s.construct_failures ? " (INSERT FAILURES)" : "");
-    std::printf("  %-7s batched (%zu) negative lookups %.2fx single >= 2x: %s\n", name,
-                s.neg_batch_size, s.neg_single_ns / s.neg_batch_ns,
-                verdict(s.neg_single_ns / s.neg_batch_ns >= 2));
+    std::printf(
+        "  %-7s batched (%zu) negative lookups %.2fx single >= 2x: %s\n", name,
+        s.neg_batch_size, s.neg_single_ns / s.neg_batch_ns,
+        verdict(s.neg_single_ns / s.neg_batch_ns >= 2));
   }
 }
 
@@ -489,7 +510,8 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     std::string error;
     filter = cuckoo::CuckooFilter::Create(config, n, &error);
     if (filter == nullptr) {
-      std::fprintf(stderr, "cannot create %s: %s\n", bc.token.c_str(), error.c_str());
+      std::fprintf(stderr, "cannot create %s: %s\n", bc.token.c_str(),
+                   error.c_str());
       std::exit(1);
     }
     uint64_t first_failure = n;
@@ -506,9 +528,10 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
       // kInsertedFull at first_failure stored that item; later ones: kFull.
       stored = std::min(stored, first_failure + 1);
     }
-    std::fprintf(stderr, "[filter_bench] %s: construction %d/%d: %.2f Mkeys/s%s\n",
-                 bc.token.c_str(), r + 1, FLAGS_repeats, rates.back(),
-                 first_failure < n ? " (insert failed before all items fit)" : "");
+    std::fprintf(
+        stderr, "[filter_bench] %s: construction %d/%d: %.2f Mkeys/s%s\n",
+        bc.token.c_str(), r + 1, FLAGS_repeats, rates.back(),
+        first_failure < n ? " (insert failed before all items fit)" : "");
   }
   summary.construct = Summarize(rates);
   summary.stats = filter->stats();
@@ -530,17 +553,20 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     std::vector<std::vector<double>> batch_ns(batch_sizes.size());
     uint64_t single_pos = 0, dep_pos = 0;
     std::vector<uint64_t> batch_pos(batch_sizes.size());
-    const uint64_t dep_n = std::min<uint64_t>(FLAGS_dependent_queries, queries.size());
+    const uint64_t dep_n =
+        std::min<uint64_t>(FLAGS_dependent_queries, queries.size());
     for (int r = 0; r < FLAGS_repeats; ++r) {
       single_ns.push_back(TimeSingle(*filter, queries, &single_pos));
       if (dep_n > 0) {
-        dep_ns.push_back(TimeSingleDependent(*filter, queries, dep_n, &dep_pos));
+        dep_ns.push_back(
+            TimeSingleDependent(*filter, queries, dep_n, &dep_pos));
       }
       for (size_t k = 0; k < batch_sizes.size(); ++k) {
-        batch_ns[k].push_back(
-            TimeBatch(*filter, queries, batch_sizes[k], out.get(), &batch_pos[k]));
+        batch_ns[k].push_back(TimeBatch(*filter, queries, batch_sizes[k],
+                                        out.get(), &batch_pos[k]));
         if (batch_pos[k] != single_pos) {
-          std::fprintf(stderr, "ERROR: batch of %zu found %" PRIu64
+          std::fprintf(stderr,
+                       "ERROR: batch of %zu found %" PRIu64
                        " positives, single %" PRIu64 "\n",
                        batch_sizes[k], batch_pos[k], single_pos);
           std::exit(2);
@@ -551,7 +577,8 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     rows.push_back({found, "single", single, 1.0, single_pos});
     if (dep_n > 0) {
       const Stat dep = Summarize(dep_ns);
-      rows.push_back({found, "single_dep", dep, single.median / dep.median, dep_pos});
+      rows.push_back(
+          {found, "single_dep", dep, single.median / dep.median, dep_pos});
     }
     for (size_t k = 0; k < batch_sizes.size(); ++k) {
       const Stat b = Summarize(batch_ns[k]);
@@ -577,12 +604,14 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     const uint64_t capacity = filter->stats().capacity;
     std::vector<uint64_t> fill(inserted.begin(), inserted.end());
     // more keys than fit: the sweep ends at the first failure
-    for (uint64_t i = fill.size(); i < capacity + 1; ++i) fill.push_back(keys.Inserted(i));
+    for (uint64_t i = fill.size(); i < capacity + 1; ++i)
+      fill.push_back(keys.Inserted(i));
     std::vector<uint64_t> occ_queries(FLAGS_occupancy_queries);
     uint64_t count = 0;
     bool failed = false;
     for (int band = 1; band <= FLAGS_bands && !failed; ++band) {
-      const uint64_t target = band == FLAGS_bands ? capacity + 1 : capacity * band / FLAGS_bands;
+      const uint64_t target =
+          band == FLAGS_bands ? capacity + 1 : capacity * band / FLAGS_bands;
       const uint64_t begin = count;
       Stopwatch timer;
       while (count < target) {
@@ -598,18 +627,21 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
       row.inserts = count - begin;
       row.mops = double(row.inserts) / seconds / 1e6;
       row.occupancy_end = double(count) / double(capacity);
-      // lookups at this occupancy: [single neg, single pos, batch neg, batch pos]
+      // lookups at this occupancy: [single neg, single pos, batch neg, batch
+      // pos]
       uint64_t pos = 0;
       for (int kind = 0; kind < 2; ++kind) {
-        MakeQueries(keys, fill, count, kind == 0 ? 0.0 : 1.0, &rng, &next_absent,
-                    &occ_queries);
+        MakeQueries(keys, fill, count, kind == 0 ? 0.0 : 1.0, &rng,
+                    &next_absent, &occ_queries);
         row.lookup_ns[kind] = TimeSingle(*filter, occ_queries, &pos);
-        row.lookup_ns[2 + kind] =
-            TimeBatch(*filter, occ_queries, batch_sizes.back(), out.get(), &pos);
+        row.lookup_ns[2 + kind] = TimeBatch(
+            *filter, occ_queries, batch_sizes.back(), out.get(), &pos);
       }
       bands.push_back(row);
-      std::fprintf(stderr, "[filter_bench] %s: sweep band %d: occupancy %.4f, %.2f Minserts/s\n",
-                   bc.token.c_str(), band, row.occupancy_end, row.mops);
+      std::fprintf(
+          stderr,
+          "[filter_bench] %s: sweep band %d: occupancy %.4f, %.2f Minserts/s\n",
+          bc.token.c_str(), band, row.occupancy_end, row.mops);
     }
     summary.max_load = filter->stats().load_factor;
     summary.max_load_bits_per_item = filter->stats().bits_per_item;
@@ -621,47 +653,57 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     summary.max_load_fpr = double(positives) / double(queries.size());
   }
 
-  summary.wall_over_cpu = (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
+  summary.wall_over_cpu =
+      (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
 
   // ---- print
-  std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64 " buckets, %.2f MB table ===\n",
+  std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64
+              " buckets, %.2f MB table ===\n",
               bc.token.c_str(), Describe(config).c_str(), n, st.num_buckets,
               st.table_bytes / 1048576.0);
-  std::printf("timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
-              FLAGS_clock.c_str(), summary.wall_over_cpu,
-              summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)" : "");
-  std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor, st.bits_per_item);
+  std::printf(
+      "timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
+      FLAGS_clock.c_str(), summary.wall_over_cpu,
+      summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)"
+                                   : "");
+  std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor,
+              st.bits_per_item);
   std::printf("FPR:          measured %.5f%% on %" PRIu64
               " absent queries; expected %.5f%%; 2b*load/2^f %.5f%%\n",
               100 * summary.fpr_measured, FLAGS_queries, 100 * st.expected_fpr,
               100 * summary.fpr_paper);
-  std::printf("construction: %.2f Mkeys/s (median of %d; min %.2f, max %.2f)%s\n",
-              summary.construct.median, FLAGS_repeats, summary.construct.min,
-              summary.construct.max,
-              summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
+  std::printf(
+      "construction: %.2f Mkeys/s (median of %d; min %.2f, max %.2f)%s\n",
+      summary.construct.median, FLAGS_repeats, summary.construct.min,
+      summary.construct.max,
+      summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
   std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n", FLAGS_queries,
               FLAGS_repeats);
   std::printf("  %-6s %-10s %9s %9s %9s %8s %8s\n", "found", "mode", "ns/op",
               "min", "max", "Mops/s", "speedup");
   for (const LookupRow& r : rows) {
     std::printf("  %-6.2f %-10s %9.2f %9.2f %9.2f %8.2f %7.2fx\n", r.found,
-                r.mode.c_str(), r.ns.median, r.ns.min, r.ns.max, 1e3 / r.ns.median,
-                r.speedup);
+                r.mode.c_str(), r.ns.median, r.ns.min, r.ns.max,
+                1e3 / r.ns.median, r.speedup);
   }
   if (!bands.empty()) {
-    std::printf("\nfill sweep (one run; lookups with %" PRIu64 " queries, batch %zu):\n",
+    std::printf("\nfill sweep (one run; lookups with %" PRIu64
+                " queries, batch %zu):\n",
                 FLAGS_occupancy_queries, batch_sizes.back());
-    std::printf("  %-9s %10s %9s | %10s %10s %10s %10s\n", "occupancy", "inserts",
-                "Mins/s", "neg 1x ns", "pos 1x ns", "neg bat ns", "pos bat ns");
+    std::printf("  %-9s %10s %9s | %10s %10s %10s %10s\n", "occupancy",
+                "inserts", "Mins/s", "neg 1x ns", "pos 1x ns", "neg bat ns",
+                "pos bat ns");
     for (const BandRow& b : bands) {
-      std::printf("  %-9.4f %10" PRIu64 " %9.2f | %10.2f %10.2f %10.2f %10.2f\n",
-                  b.occupancy_end, b.inserts, b.mops, b.lookup_ns[0], b.lookup_ns[1],
-                  b.lookup_ns[2], b.lookup_ns[3]);
+      std::printf("  %-9.4f %10" PRIu64
+                  " %9.2f | %10.2f %10.2f %10.2f %10.2f\n",
+                  b.occupancy_end, b.inserts, b.mops, b.lookup_ns[0],
+                  b.lookup_ns[1], b.lookup_ns[2], b.lookup_ns[3]);
     }
-    std::printf("  first failure at load %.4f: %.3f bits/item, FPR measured %.5f%% "
-                "(expected %.5f%%)\n",
-                summary.max_load, summary.max_load_bits_per_item,
-                100 * summary.max_load_fpr, 100 * summary.max_load_fpr_expected);
+    std::printf(
+        "  first failure at load %.4f: %.3f bits/item, FPR measured %.5f%% "
+        "(expected %.5f%%)\n",
+        summary.max_load, summary.max_load_bits_per_item,
+        100 * summary.max_load_fpr, 100 * summary.max_load_fpr_expected);
   }
   std::fflush(stdout);
 
@@ -672,17 +714,23 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
   csv->Row("summary", "", "", "fpr_measured", summary.fpr_measured);
   csv->Row("summary", "", "", "fpr_expected", st.expected_fpr);
   csv->Row("summary", "", "", "fpr_paper", summary.fpr_paper);
-  csv->Row("summary", "", "", "construct_mkeys_per_s", summary.construct.median);
-  csv->Row("summary", "", "", "construct_mkeys_per_s_min", summary.construct.min);
-  csv->Row("summary", "", "", "construct_mkeys_per_s_max", summary.construct.max);
-  csv->Row("summary", "", "", "construct_failures", double(summary.construct_failures));
+  csv->Row("summary", "", "", "construct_mkeys_per_s",
+           summary.construct.median);
+  csv->Row("summary", "", "", "construct_mkeys_per_s_min",
+           summary.construct.min);
+  csv->Row("summary", "", "", "construct_mkeys_per_s_max",
+           summary.construct.max);
+  csv->Row("summary", "", "", "construct_failures",
+           double(summary.construct_failures));
   csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
   csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
   if (!bands.empty()) {
     csv->Row("summary", "", "", "max_load", summary.max_load);
-    csv->Row("summary", "", "", "max_load_bits_per_item", summary.max_load_bits_per_item);
+    csv->Row("summary", "", "", "max_load_bits_per_item",
+             summary.max_load_bits_per_item);
     csv->Row("summary", "", "", "max_load_fpr_measured", summary.max_load_fpr);
-    csv->Row("summary", "", "", "max_load_fpr_expected", summary.max_load_fpr_expected);
+    csv->Row("summary", "", "", "max_load_fpr_expected",
+             summary.max_load_fpr_expected);
   }
   for (const LookupRow& r : rows) {
     const std::string x = Num(r.found);
@@ -738,10 +786,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--clock: cpu or wall\n");
     return 1;
   }
-  if (FLAGS_num == 0 || FLAGS_queries == 0 || FLAGS_repeats < 1 || FLAGS_bands < 1 ||
-      FLAGS_occupancy_queries == 0) {
-    std::fprintf(stderr, "--num, --queries, --repeats, --bands and "
-                         "--occupancy_queries must be positive\n");
+  if (FLAGS_num == 0 || FLAGS_queries == 0 || FLAGS_repeats < 1 ||
+      FLAGS_bands < 1 || FLAGS_occupancy_queries == 0) {
+    std::fprintf(stderr,
+                 "--num, --queries, --repeats, --bands and "
+                 "--occupancy_queries must be positive\n");
     return 1;
   }
   Csv csv;
@@ -750,18 +799,22 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::fprintf(stderr, "[filter_bench] generating %" PRIu64 " keys\n", FLAGS_num);
+  std::fprintf(stderr, "[filter_bench] generating %" PRIu64 " keys\n",
+               FLAGS_num);
   const KeyStream keys(FLAGS_seed);
   std::vector<uint64_t> inserted(FLAGS_num);
   for (uint64_t i = 0; i < FLAGS_num; ++i) inserted[i] = keys.Inserted(i);
 
-  std::printf("filter_bench: num=%" PRIu64 " queries=%" PRIu64 " repeats=%d seed=%u "
+  std::printf("filter_bench: num=%" PRIu64 " queries=%" PRIu64
+              " repeats=%d seed=%u "
               "batch_sizes=%s found=%s clock=%s\n",
               FLAGS_num, FLAGS_queries, FLAGS_repeats, FLAGS_seed,
-              FLAGS_batch_sizes.c_str(), FLAGS_found.c_str(), FLAGS_clock.c_str());
+              FLAGS_batch_sizes.c_str(), FLAGS_found.c_str(),
+              FLAGS_clock.c_str());
   std::vector<Summary> summaries;
   for (const BenchConfig& bc : configs) {
-    summaries.push_back(RunConfig(bc, inserted, keys, batch_sizes, found, &csv));
+    summaries.push_back(
+        RunConfig(bc, inserted, keys, batch_sizes, found, &csv));
   }
   PrintTargets(summaries);
   return 0;

@@ -107,7 +107,8 @@ struct KeySet {
     for (uint64_t i = 0; i < count; ++i) {
       char* p = &data[i * key_size];
       const uint64_t index = first_index + i;
-      for (int b = 0; b < 8; ++b) p[b] = static_cast<char>(index >> (56 - 8 * b));
+      for (int b = 0; b < 8; ++b)
+        p[b] = static_cast<char>(index >> (56 - 8 * b));
       for (int b = 8; b < key_size; b += 8) {
         const uint64_t r = rng();
         std::memcpy(p + b, &r, std::min(8, key_size - b));
@@ -127,7 +128,8 @@ struct KeySet {
   void Index(int key_size) {
     const size_t count = data.size() / key_size;
     keys.reserve(count);
-    for (size_t i = 0; i < count; ++i) keys.emplace_back(&data[i * key_size], key_size);
+    for (size_t i = 0; i < count; ++i)
+      keys.emplace_back(&data[i * key_size], key_size);
   }
 };
 
@@ -139,27 +141,33 @@ struct Row {
   uint64_t filter_bytes = 0;
   double bits_per_key = 0;
   double fpr_percent = 0;
-  double build_ns = 0, pos_ns = 0, neg_ns = 0, batch_pos_ns = 0, batch_neg_ns = 0;
+  double build_ns = 0, pos_ns = 0, neg_ns = 0, batch_pos_ns = 0,
+         batch_neg_ns = 0;
 };
 
-std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind, double bits,
+std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
+                                               double bits,
                                                std::string* error) {
   if (kind == "bloom") {
-    return std::shared_ptr<const FilterPolicy>(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(bits));
+    return std::shared_ptr<const FilterPolicy>(
+        ROCKSDB_NAMESPACE::NewBloomFilterPolicy(bits));
   }
   if (kind == "ribbon") {
     return std::shared_ptr<const FilterPolicy>(
-        ROCKSDB_NAMESPACE::NewRibbonFilterPolicy(bits, /*bloom_before_level=*/-1));
+        ROCKSDB_NAMESPACE::NewRibbonFilterPolicy(bits,
+                                                 /*bloom_before_level=*/-1));
   }
   if (kind == "cuckoo") {
-    return std::shared_ptr<const FilterPolicy>(rocksdb_cuckoo::NewCuckooFilterPolicy(bits));
+    return std::shared_ptr<const FilterPolicy>(
+        rocksdb_cuckoo::NewCuckooFilterPolicy(bits));
   }
   if (kind == "cuckoo_plain") {
     rocksdb_cuckoo::CuckooFilterOptions o;
     o.bits_per_key = bits;
     o.bucket_size = 4;
     o.semi_sort = false;
-    o.fingerprint_bits = std::min(16, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
+    o.fingerprint_bits =
+        std::min(16, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
     std::shared_ptr<const FilterPolicy> p;
     ROCKSDB_NAMESPACE::Status s = rocksdb_cuckoo::NewCuckooFilterPolicy(o, &p);
     if (!s.ok()) *error = s.ToString();
@@ -197,12 +205,14 @@ double Build(Subject* s, const KeySet& present) {
   std::unique_ptr<const char[]> buf;
   Slice contents;
   const double seconds = Time([&] {
-    std::unique_ptr<FilterBitsBuilder> builder(s->policy->GetBuilderWithContext(context));
+    std::unique_ptr<FilterBitsBuilder> builder(
+        s->policy->GetBuilderWithContext(context));
     for (const Slice& k : present.keys) builder->AddKey(k);
     ROCKSDB_NAMESPACE::Status status;
     contents = builder->Finish(&buf, &status);
     if (!status.ok()) {
-      fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(), status.ToString().c_str());
+      fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(),
+              status.ToString().c_str());
       std::exit(1);
     }
   });
@@ -224,8 +234,10 @@ size_t BatchedLookups(FilterBitsReader* reader, const KeySet& set, int batch) {
   std::unique_ptr<bool[]> may(new bool[batch]);
   size_t matched = 0;
   for (size_t start = 0; start < set.keys.size(); start += batch) {
-    const int n = static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
-    for (int k = 0; k < n; ++k) ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
+    const int n =
+        static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
+    for (int k = 0; k < n; ++k)
+      ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
     reader->MayMatch(n, ptrs.data(), may.get());
     for (int k = 0; k < n; ++k) matched += may[k];
   }
@@ -235,9 +247,9 @@ size_t BatchedLookups(FilterBitsReader* reader, const KeySet& set, int batch) {
 // Measures every policy at one bits/key. Each repeat runs every policy back
 // to back (builds, then each query kind), so that a busy machine slows all
 // of them alike; the best time of each is kept.
-bool RunBits(const std::vector<std::string>& kinds, double bits, const KeySet& present,
-             const KeySet& pos_queries, const KeySet& neg_queries,
-             std::vector<Row>* rows) {
+bool RunBits(const std::vector<std::string>& kinds, double bits,
+             const KeySet& present, const KeySet& pos_queries,
+             const KeySet& neg_queries, std::vector<Row>* rows) {
   std::vector<Subject> subjects(kinds.size());
   for (size_t i = 0; i < kinds.size(); ++i) {
     std::string error;
@@ -252,24 +264,32 @@ bool RunBits(const std::vector<std::string>& kinds, double bits, const KeySet& p
   const size_t nq = neg_queries.keys.size();
   const int batch = std::max(1, FLAGS_batch);
   for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
-    for (Subject& s : subjects) s.build_s = std::min(s.build_s, Build(&s, present));
+    for (Subject& s : subjects)
+      s.build_s = std::min(s.build_s, Build(&s, present));
     for (Subject& s : subjects) {
       size_t hits = 0;
-      s.pos_s = std::min(s.pos_s, Time([&] { hits = SingleLookups(s.reader.get(), pos_queries); }));
+      s.pos_s = std::min(s.pos_s, Time([&] {
+                           hits = SingleLookups(s.reader.get(), pos_queries);
+                         }));
       if (hits != q) {
-        fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
+        fprintf(stderr,
+                "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
                 s.kind.c_str(), hits, q);
         std::exit(2);
       }
     }
     for (Subject& s : subjects) {
-      s.neg_s = std::min(s.neg_s, Time([&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
+      s.neg_s = std::min(s.neg_s, Time([&] {
+                           s.false_pos =
+                               SingleLookups(s.reader.get(), neg_queries);
+                         }));
     }
     for (Subject& s : subjects) {
       size_t hits = 0;
-      s.batch_pos_s = std::min(s.batch_pos_s, Time([&] {
-        hits = BatchedLookups(s.reader.get(), pos_queries, batch);
-      }));
+      s.batch_pos_s =
+          std::min(s.batch_pos_s, Time([&] {
+                     hits = BatchedLookups(s.reader.get(), pos_queries, batch);
+                   }));
       if (hits != q) {
         fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
                 s.kind.c_str(), hits, q);
@@ -279,10 +299,12 @@ bool RunBits(const std::vector<std::string>& kinds, double bits, const KeySet& p
     for (Subject& s : subjects) {
       size_t matched = 0;
       s.batch_neg_s = std::min(s.batch_neg_s, Time([&] {
-        matched = BatchedLookups(s.reader.get(), neg_queries, batch);
-      }));
+                                 matched = BatchedLookups(s.reader.get(),
+                                                          neg_queries, batch);
+                               }));
       if (matched != s.false_pos) {
-        fprintf(stderr, "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
+        fprintf(stderr,
+                "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
                 s.kind.c_str(), matched, s.false_pos);
         std::exit(2);
       }
@@ -318,7 +340,8 @@ std::string Ratio(double a, double b) {
 
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
-      "Bloom / Ribbon / cuckoo filters through RocksDB's FilterBitsBuilder/Reader");
+      "Bloom / Ribbon / cuckoo filters through RocksDB's "
+      "FilterBitsBuilder/Reader");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_key_size < 8) {
     fprintf(stderr, "--key_size must be >= 8\n");
@@ -326,44 +349,51 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> policies = SplitList(FLAGS_policies);
   std::vector<double> bits_list;
-  for (const std::string& b : SplitList(FLAGS_bits_per_key)) bits_list.push_back(std::stod(b));
+  for (const std::string& b : SplitList(FLAGS_bits_per_key))
+    bits_list.push_back(std::stod(b));
 
   const KeySet present(FLAGS_keys, 0, FLAGS_key_size, FLAGS_seed);
   // Absent keys come from another index range; present queries are keys of
   // the filter drawn at random.
-  const KeySet neg_queries(FLAGS_queries, uint64_t{1} << 62, FLAGS_key_size, FLAGS_seed + 1);
+  const KeySet neg_queries(FLAGS_queries, uint64_t{1} << 62, FLAGS_key_size,
+                           FLAGS_seed + 1);
   std::mt19937_64 rng(FLAGS_seed + 2);
   std::vector<uint32_t> pos_order(FLAGS_queries);
   for (auto& i : pos_order) i = static_cast<uint32_t>(rng() % FLAGS_keys);
   const KeySet pos_queries(present, pos_order, FLAGS_key_size);
 
-  printf("policy_bench: %llu keys of %d bytes per filter, %llu queries, batch %d, "
-         "best of %d\n",
-         static_cast<unsigned long long>(FLAGS_keys), FLAGS_key_size,
-         static_cast<unsigned long long>(FLAGS_queries), FLAGS_batch, FLAGS_repeats);
+  printf(
+      "policy_bench: %llu keys of %d bytes per filter, %llu queries, batch %d, "
+      "best of %d\n",
+      static_cast<unsigned long long>(FLAGS_keys), FLAGS_key_size,
+      static_cast<unsigned long long>(FLAGS_queries), FLAGS_batch,
+      FLAGS_repeats);
   printf("%-13s %5s %-22s %11s %7s %8s %8s %7s %7s %8s %8s | %6s %6s %6s %6s\n",
-         "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos", "neg",
-         "b.pos", "b.neg", "fpr/B", "bld/B", "neg/B", "bneg/B");
+         "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos",
+         "neg", "b.pos", "b.neg", "fpr/B", "bld/B", "neg/B", "bneg/B");
 
   std::vector<Row> rows;
   for (double bits : bits_list) {
     const Row* bloom = nullptr;
     size_t first = rows.size();
-    if (!RunBits(policies, bits, present, pos_queries, neg_queries, &rows)) return 1;
+    if (!RunBits(policies, bits, present, pos_queries, neg_queries, &rows))
+      return 1;
     for (size_t i = first; i < rows.size(); ++i) {
       if (rows[i].policy == "bloom") bloom = &rows[i];
     }
     for (size_t i = first; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      printf("%-13s %5.1f %-22s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f | %6s %6s %6s %6s\n",
-             r.policy.c_str(), r.bits_arg, r.name.c_str(),
-             static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
-             r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
-             r.batch_neg_ns,
-             bloom ? Ratio(r.fpr_percent, bloom->fpr_percent).c_str() : "",
-             bloom ? Ratio(r.build_ns, bloom->build_ns).c_str() : "",
-             bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
-             bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
+      printf(
+          "%-13s %5.1f %-22s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f "
+          "| %6s %6s %6s %6s\n",
+          r.policy.c_str(), r.bits_arg, r.name.c_str(),
+          static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
+          r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
+          r.batch_neg_ns,
+          bloom ? Ratio(r.fpr_percent, bloom->fpr_percent).c_str() : "",
+          bloom ? Ratio(r.build_ns, bloom->build_ns).c_str() : "",
+          bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
+          bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
     }
     fflush(stdout);
   }
@@ -375,7 +405,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     fprintf(f,
-            "policy,bits_per_key_arg,name,keys,filter_bytes,bits_per_key,fpr_percent,"
+            "policy,bits_per_key_arg,name,keys,filter_bytes,bits_per_key,fpr_"
+            "percent,"
             "build_ns,pos_ns,neg_ns,batch_pos_ns,batch_neg_ns,fpr_vs_bloom,"
             "build_vs_bloom,neg_vs_bloom,batch_neg_vs_bloom,pos_vs_bloom,"
             "batch_pos_vs_bloom\n");
@@ -384,7 +415,9 @@ int main(int argc, char** argv) {
       for (const Row& b : rows) {
         if (b.policy == "bloom" && b.bits_arg == r.bits_arg) bloom = &b;
       }
-      fprintf(f, "%s,%g,%s,%llu,%llu,%.4f,%.5f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%s,%s,%s,%s\n",
+      fprintf(f,
+              "%s,%g,%s,%llu,%llu,%.4f,%.5f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%s,%"
+              "s,%s,%s\n",
               r.policy.c_str(), r.bits_arg, r.name.c_str(),
               static_cast<unsigned long long>(r.keys),
               static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,

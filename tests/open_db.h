@@ -11,14 +11,15 @@
 
 namespace cuckoo_test {
 
-inline ROCKSDB_NAMESPACE::Status OpenDB(const ROCKSDB_NAMESPACE::Options& options,
-                                        const std::string& path,
-                                        std::unique_ptr<ROCKSDB_NAMESPACE::DB>* db) {
+inline ROCKSDB_NAMESPACE::Status OpenDB(
+    const ROCKSDB_NAMESPACE::Options& options, const std::string& path,
+    std::unique_ptr<ROCKSDB_NAMESPACE::DB>* db) {
 #if ROCKSDB_MAJOR >= 10
   return ROCKSDB_NAMESPACE::DB::Open(options, path, db);
 #else
   ROCKSDB_NAMESPACE::DB* raw = nullptr;
-  ROCKSDB_NAMESPACE::Status s = ROCKSDB_NAMESPACE::DB::Open(options, path, &raw);
+  ROCKSDB_NAMESPACE::Status s =
+      ROCKSDB_NAMESPACE::DB::Open(options, path, &raw);
   db->reset(raw);
   return s;
 #endif

@@ -18,8 +18,9 @@ class TempDir {
  public:
   explicit TempDir(const std::string& tag = "test") {
     const char* base = std::getenv("TEST_TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base ? base : "/tmp") +
-                          "/rocksdb_cuckoo_" + tag + "_XXXXXX";
+    std::string pattern =
+        std::string(base != nullptr && *base ? base : "/tmp") +
+        "/rocksdb_cuckoo_" + tag + "_XXXXXX";
     if (mkdtemp(&pattern[0]) == nullptr) {
       std::perror(("mkdtemp " + pattern).c_str());
       std::abort();

@@ -90,14 +90,14 @@ enum class InsertResult : uint8_t {
 
 // Size and accuracy figures of a filter.
 struct FilterStats {
-  uint64_t num_items = 0;       // stored items, including the victim
-  uint64_t num_buckets = 0;     // m
-  uint64_t capacity = 0;        // m * b slots
-  uint64_t table_bytes = 0;     // bytes of the bucket array
-  double load_factor = 0;       // num_items / capacity
-  double bits_per_item = 0;     // table_bytes * 8 / num_items (0 if empty)
-  double expected_fpr = 0;      // 1 - (1 - 1/(2^f - 1))^(2 * b * load)
-  bool has_victim = false;      // the victim slot is in use (filter full)
+  uint64_t num_items = 0;    // stored items, including the victim
+  uint64_t num_buckets = 0;  // m
+  uint64_t capacity = 0;     // m * b slots
+  uint64_t table_bytes = 0;  // bytes of the bucket array
+  double load_factor = 0;    // num_items / capacity
+  double bits_per_item = 0;  // table_bytes * 8 / num_items (0 if empty)
+  double expected_fpr = 0;   // 1 - (1 - 1/(2^f - 1))^(2 * b * load)
+  bool has_victim = false;   // the victim slot is in use (filter full)
 };
 
 class CuckooFilterView;
@@ -190,10 +190,10 @@ class CuckooFilter {
   detail::ProbeParams probe_;
   uint64_t num_buckets_;
   uint64_t num_items_ = 0;
-  uint32_t victim_fp_ = 0;       // 0: no victim
+  uint32_t victim_fp_ = 0;  // 0: no victim
   uint32_t victim_bucket_ = 0;
   uint64_t rng_state_;
-  std::unique_ptr<uint8_t[]> table_;   // TableBytes() + slack for wide loads
+  std::unique_ptr<uint8_t[]> table_;  // TableBytes() + slack for wide loads
 };
 
 // A read-only filter over serialized bytes, without copying them (the bytes

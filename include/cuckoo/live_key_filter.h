@@ -70,31 +70,31 @@ std::string ValidateLiveKeyFilterOptions(const LiveKeyFilterOptions& options);
 // FilteredDB::GetFilterStats adds the database-side counters.
 struct LiveKeyFilterStats {
   // ---- current table
-  uint64_t num_keys = 0;       // fingerprints stored
+  uint64_t num_keys = 0;  // fingerprints stored
   uint64_t num_buckets = 0;
-  uint64_t capacity = 0;       // slots: 4 per bucket
-  uint64_t table_bytes = 0;    // bucket array: 8 bytes per bucket
-  uint64_t memory_bytes = 0;   // all memory: table, seqlock stripes, and
-                               // during a rebuild the new table + delta log
-  double bits_per_key = 0;     // table_bytes * 8 / num_keys (0 if empty)
-  double load_factor = 0;      // num_keys / capacity
-  double expected_fpr = 0;     // 1 - (1 - 1/65535)^(8 * load_factor)
+  uint64_t capacity = 0;      // slots: 4 per bucket
+  uint64_t table_bytes = 0;   // bucket array: 8 bytes per bucket
+  uint64_t memory_bytes = 0;  // all memory: table, seqlock stripes, and
+                              // during a rebuild the new table + delta log
+  double bits_per_key = 0;    // table_bytes * 8 / num_keys (0 if empty)
+  double load_factor = 0;     // num_keys / capacity
+  double expected_fpr = 0;    // 1 - (1 - 1/65535)^(8 * load_factor)
   // ---- writer counters (since the filter was created)
   uint64_t inserts = 0;
   uint64_t erases = 0;
-  uint64_t erase_misses = 0;   // Erase found no matching fingerprint
-  uint64_t insert_no_room = 0; // Insert found the table too full
-  uint64_t relocations = 0;    // entries moved by inserts (current table)
-  uint64_t rebuilds = 0;       // tables replaced (growth, reload, repair)
-  uint64_t growths = 0;        // FilteredDB: rebuilds started by a full table
+  uint64_t erase_misses = 0;    // Erase found no matching fingerprint
+  uint64_t insert_no_room = 0;  // Insert found the table too full
+  uint64_t relocations = 0;     // entries moved by inserts (current table)
+  uint64_t rebuilds = 0;        // tables replaced (growth, reload, repair)
+  uint64_t growths = 0;         // FilteredDB: rebuilds started by a full table
   // ---- reader counters (per-thread slots; may undercount slightly when
   // more than 32 threads read concurrently)
-  uint64_t lookups = 0;        // MayContain* keys answered from the table
-                               // (FilteredDB: reads and the writer's checks)
-  uint64_t absent = 0;         // ... of which answered "absent"
-  uint64_t read_retries = 0;   // optimistic reads repeated (raced a move)
+  uint64_t lookups = 0;       // MayContain* keys answered from the table
+                              // (FilteredDB: reads and the writer's checks)
+  uint64_t absent = 0;        // ... of which answered "absent"
+  uint64_t read_retries = 0;  // optimistic reads repeated (raced a move)
   bool rebuild_in_progress = false;
-  bool bypassed = false;       // SetBypass(true): every key "may be present"
+  bool bypassed = false;  // SetBypass(true): every key "may be present"
   // ---- FilteredDB counters (0 in LiveKeyFilter::GetStats)
   uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
   uint64_t maybe_checks_live = 0;  // ... that found the key live
@@ -103,7 +103,7 @@ struct LiveKeyFilterStats {
   uint64_t range_deleted = 0;      // live keys erased by DeleteRange
   uint64_t keys_scanned = 0;       // keys read by rebuild scans
   bool loaded_from_snapshot = false;  // at open
-  std::string snapshot_status;     // at open: "used", "none", or why ignored
+  std::string snapshot_status;        // at open: "used", "none", or why ignored
 };
 
 class LiveKeyFilter {
@@ -120,7 +120,9 @@ class LiveKeyFilter {
 
   // ---------------------------------------------------------- readers
   // False only if the key is certainly not present. O(1): two bucket loads.
-  bool MayContain(std::string_view key) const { return MayContainHash(Hash(key)); }
+  bool MayContain(std::string_view key) const {
+    return MayContainHash(Hash(key));
+  }
   bool MayContainHash(uint64_t hash) const;
   // out[k] = MayContainHash(hashes[k]); prefetches buckets of 16 keys at once.
   void MayContainHashes(const uint64_t* hashes, size_t n, bool* out) const;
@@ -173,19 +175,23 @@ class LiveKeyFilter {
   bool Replace(std::unique_ptr<Builder> builder);
   // Stops recording the delta log.
   void AbortRebuild();
-  bool rebuilding() const { return rebuilding_.load(std::memory_order_relaxed); }
+  bool rebuilding() const {
+    return rebuilding_.load(std::memory_order_relaxed);
+  }
 
   // While set, every lookup answers "may be present" (used while the table
   // cannot be trusted, e.g. during a repair rebuild).
-  void SetBypass(bool bypass) { bypass_.store(bypass, std::memory_order_seq_cst); }
+  void SetBypass(bool bypass) {
+    bypass_.store(bypass, std::memory_order_seq_cst);
+  }
   bool bypass() const { return bypass_.load(std::memory_order_acquire); }
 
   // ---------------------------------------------------------- snapshots
   // Identity a snapshot is bound to; a snapshot is used only if all fields
   // match the database being opened.
   struct SnapshotIdentity {
-    uint64_t sequence = 0;      // last sequence number the filter covers
-    std::string db_id;          // DB::GetDbIdentity
+    uint64_t sequence = 0;  // last sequence number the filter covers
+    std::string db_id;      // DB::GetDbIdentity
     uint32_t cf_id = 0;
     std::string cf_name;
     // Digest of the on-disk state the snapshot was taken against (FilteredDB:
@@ -216,7 +222,7 @@ class LiveKeyFilter {
   std::unique_ptr<internal::ReaderGate> gate_;
   std::atomic<bool> bypass_{false};
   std::atomic<bool> rebuilding_{false};
-  std::vector<DeltaOp> delta_;                 // writer only
+  std::vector<DeltaOp> delta_;  // writer only
   std::atomic<uint64_t> delta_bytes_{0};
   std::atomic<uint64_t> rebuild_bytes_{0};
   std::atomic<uint64_t> inserts_{0};

@@ -14,8 +14,8 @@
 // factories once per process (or loading librocksdb_cuckoo.so, whose static
 // initializer registers them in ObjectLibrary::Default()):
 //
-//   rocksdb_cuckoo::RegisterCuckooFilterPolicies(*rocksdb::ObjectLibrary::Default(), "");
-//   "block_based_table_factory={filter_policy=cuckoofilter:10}"
+//   rocksdb_cuckoo::RegisterCuckooFilterPolicies(*rocksdb::ObjectLibrary::Default(),
+//   ""); "block_based_table_factory={filter_policy=cuckoofilter:10}"
 //
 // Options strings (all numbers plain decimal, no sign, no exponent):
 //   cuckoofilter:<bits_per_key>
@@ -131,18 +131,19 @@ struct CuckooFilterLayout {
 
 // Validates `options` and resolves the layout. Returns InvalidArgument with a
 // message on any out-of-range or contradictory field. O(1).
-ROCKSDB_NAMESPACE::Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
-                                          CuckooFilterLayout* layout);
+ROCKSDB_NAMESPACE::Status ResolveCuckooFilterLayout(
+    const CuckooFilterOptions& options, CuckooFilterLayout* layout);
 
 // Parses an options string of one of the forms in the header comment.
-ROCKSDB_NAMESPACE::Status ParseCuckooFilterPolicyString(const std::string& value,
-                                              CuckooFilterLayout* layout);
+ROCKSDB_NAMESPACE::Status ParseCuckooFilterPolicyString(
+    const std::string& value, CuckooFilterLayout* layout);
 
 // A new policy for a budget of `bits_per_key` bits per key (automatic mode).
 // Out-of-range values are clamped to [kMinBitsPerKey, kMaxBitsPerKey] (NaN
 // selects 10), like NewBloomFilterPolicy never fails. The caller owns the
 // result (usually through BlockBasedTableOptions::filter_policy).
-const ROCKSDB_NAMESPACE::FilterPolicy* NewCuckooFilterPolicy(double bits_per_key);
+const ROCKSDB_NAMESPACE::FilterPolicy* NewCuckooFilterPolicy(
+    double bits_per_key);
 
 // A new policy for any mode. On error returns InvalidArgument and leaves
 // *policy unchanged.
@@ -164,14 +165,14 @@ bool IsCuckooFilterPolicy(const ROCKSDB_NAMESPACE::FilterPolicy* policy);
 // are updated once per filter built or reader created (never per key) with
 // relaxed atomics; a snapshot is consistent per field only.
 struct CuckooFilterPolicyStats {
-  uint64_t filters_built = 0;          // Finish() calls that built a filter
-  uint64_t keys_added = 0;             // distinct hashes in those filters
-  uint64_t filter_bytes = 0;           // bytes of those filters (with trailer)
-  uint64_t build_retries = 0;          // extra attempts with another seed
-  uint64_t filters_grown = 0;          // filters built above the budget
+  uint64_t filters_built = 0;  // Finish() calls that built a filter
+  uint64_t keys_added = 0;     // distinct hashes in those filters
+  uint64_t filter_bytes = 0;   // bytes of those filters (with trailer)
+  uint64_t build_retries = 0;  // extra attempts with another seed
+  uint64_t filters_grown = 0;  // filters built above the budget
   uint64_t construction_corruptions = 0;  // checksum / post-verify failures
-  uint64_t readers_created = 0;        // GetFilterBitsReader calls
-  uint64_t invalid_blocks = 0;         // blocks rejected -> "always may match"
+  uint64_t readers_created = 0;           // GetFilterBitsReader calls
+  uint64_t invalid_blocks = 0;  // blocks rejected -> "always may match"
 };
 
 // Copies the counters of `policy` into *stats and returns true, or returns

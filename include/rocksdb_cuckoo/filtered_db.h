@@ -6,8 +6,8 @@
 //   rocksdb_cuckoo::FilteredDBOptions fopts;       // default column family
 //   fopts.snapshot_dir = path;                     // optional persistence
 //   std::unique_ptr<rocksdb_cuckoo::FilteredDB> db;
-//   rocksdb::Status s = rocksdb_cuckoo::FilteredDB::Open(options, path, fopts, &db);
-//   db->Put(rocksdb::WriteOptions(), "k", "v");
+//   rocksdb::Status s = rocksdb_cuckoo::FilteredDB::Open(options, path, fopts,
+//   &db); db->Put(rocksdb::WriteOptions(), "k", "v");
 //   db->Get(rocksdb::ReadOptions(), "missing", &value);   // NotFound, no I/O
 //
 // Guarantee: a read through FilteredDB never misses a live key (the filter is
@@ -89,9 +89,9 @@
 #include <string>
 #include <vector>
 
+#include "cuckoo/live_key_filter.h"
 #include "rocksdb/db.h"
 #include "rocksdb/utilities/stackable_db.h"
-#include "cuckoo/live_key_filter.h"
 
 namespace rocksdb_cuckoo {
 
@@ -126,26 +126,29 @@ struct FilteredDBOptions {
 class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
  public:
   // Opens the default column family only.
-  static ROCKSDB_NAMESPACE::Status Open(const ROCKSDB_NAMESPACE::Options& options,
-                                        const std::string& name,
-                                        const FilteredDBOptions& filtered_options,
-                                        std::unique_ptr<FilteredDB>* db);
+  static ROCKSDB_NAMESPACE::Status Open(
+      const ROCKSDB_NAMESPACE::Options& options, const std::string& name,
+      const FilteredDBOptions& filtered_options,
+      std::unique_ptr<FilteredDB>* db);
   // Opens the given column families (as DB::Open); the handles are owned by
   // the caller and must be destroyed (DestroyColumnFamilyHandle) before the
   // FilteredDB, as with a plain DB. Builds or loads the filters before
   // returning.
   static ROCKSDB_NAMESPACE::Status Open(
       const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
-      const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>& column_families,
+      const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>&
+          column_families,
       std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles,
-      const FilteredDBOptions& filtered_options, std::unique_ptr<FilteredDB>* db);
+      const FilteredDBOptions& filtered_options,
+      std::unique_ptr<FilteredDB>* db);
 
   // Persists snapshots (if configured), stops background work and closes
   // the DB. Called by the destructor if not called before.
   ROCKSDB_NAMESPACE::Status Close() override = 0;
 
   // True if the column family (nullptr = default) has an active filter.
-  virtual bool HasFilter(ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
+  virtual bool HasFilter(
+      ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
   // Filter and DB-side counters of a filtered column family; NotFound if
   // the column family has no filter. Thread-safe, lock-free.
   virtual ROCKSDB_NAMESPACE::Status GetFilterStats(

@@ -142,8 +142,9 @@ struct BucketCodec {
       const uint32_t nibbles =
           kSemiSortDecode[static_cast<uint32_t>(word) & 0xfff];
       for (int j = 0; j < 4; ++j) {
-        const uint32_t low = static_cast<uint32_t>(word >> (12 + j * S::kLowBits)) &
-                             ((uint32_t{1} << S::kLowBits) - 1);
+        const uint32_t low =
+            static_cast<uint32_t>(word >> (12 + j * S::kLowBits)) &
+            ((uint32_t{1} << S::kLowBits) - 1);
         entries[j] = (((nibbles >> (4 * j)) & 0xf) << S::kLowBits) | low;
       }
     } else {

@@ -68,12 +68,12 @@ struct BulkBuildParams {
 
 struct BulkBuildResult {
   bool ok = false;
-  uint64_t num_items = 0;    // entries stored, victim included
-  uint64_t skipped = 0;      // items whose fingerprint was already there
-  uint32_t victim_fp = 0;    // 0: no victim
+  uint64_t num_items = 0;  // entries stored, victim included
+  uint64_t skipped = 0;    // items whose fingerprint was already there
+  uint32_t victim_fp = 0;  // 0: no victim
   uint32_t victim_bucket = 0;
-  uint64_t walks = 0;        // items placed by relocation walks
-  uint64_t walk_steps = 0;   // relocation steps of those walks
+  uint64_t walks = 0;       // items placed by relocation walks
+  uint64_t walk_steps = 0;  // relocation steps of those walks
 };
 
 // Memory of a builder reused across filters (partitions).
@@ -94,8 +94,8 @@ class BulkBuilder {
   // Builds the table of the hashes in `spans` (n in total) into `table`,
   // which must be zeroed and writable for S::TableBytes(num_buckets) +
   // kTableLoadSlack bytes. O(n) expected.
-  static BulkBuildResult Build(const HashSpan* spans, size_t num_spans, size_t n,
-                               const BulkBuildParams& params,
+  static BulkBuildResult Build(const HashSpan* spans, size_t num_spans,
+                               size_t n, const BulkBuildParams& params,
                                BulkScratch* scratch, uint8_t* table) {
     std::vector<Slot>& slots = Slots(scratch);
     const uint32_t m = params.num_buckets;
@@ -111,7 +111,8 @@ class BulkBuilder {
       const size_t count = spans[s].size;
       for (size_t k = 0; k < count; ++k) {
         if (k + kAhead < count) {
-          __builtin_prefetch(st.Bucket(PrimaryBucket(hashes[k + kAhead], m)), 1);
+          __builtin_prefetch(st.Bucket(PrimaryBucket(hashes[k + kAhead], m)),
+                             1);
         }
         const uint64_t h = hashes[k];
         const uint32_t fp = FingerprintOf<S::kFpBits>(h);
@@ -132,8 +133,9 @@ class BulkBuilder {
         const uint64_t ha = pending[k + kAhead];
         const uint32_t i1a = PrimaryBucket(ha, m);
         __builtin_prefetch(st.Bucket(i1a), 0);
-        __builtin_prefetch(
-            st.Bucket(AltBucket(i1a, FingerprintOf<S::kFpBits>(ha), m, st.seed)), 1);
+        __builtin_prefetch(st.Bucket(AltBucket(
+                               i1a, FingerprintOf<S::kFpBits>(ha), m, st.seed)),
+                           1);
       }
       const uint64_t h = pending[k];
       const uint32_t fp = FingerprintOf<S::kFpBits>(h);
@@ -231,7 +233,7 @@ class BulkBuilder {
   // One relocation walk in progress.
   struct Lane {
     bool active = false;
-    bool warm = false;      // lane.bucket is cached and its alternates prefetched
+    bool warm = false;  // lane.bucket is cached and its alternates prefetched
     int kicks = 0;
     uint32_t homeless = 0;  // fingerprint without a slot
     uint32_t bucket = 0;    // full bucket of `homeless` the walk is at

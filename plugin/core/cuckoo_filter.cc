@@ -36,8 +36,10 @@ FilterStats ComputeStats(uint64_t num_items, uint64_t num_buckets,
   s.num_buckets = num_buckets;
   s.capacity = num_buckets * static_cast<uint64_t>(bucket_size);
   s.table_bytes = table_bytes;
-  s.load_factor = s.capacity == 0 ? 0.0 : double(num_items) / double(s.capacity);
-  s.bits_per_item = num_items == 0 ? 0.0 : double(table_bytes) * 8 / double(num_items);
+  s.load_factor =
+      s.capacity == 0 ? 0.0 : double(num_items) / double(s.capacity);
+  s.bits_per_item =
+      num_items == 0 ? 0.0 : double(table_bytes) * 8 / double(num_items);
   // Each of the 2b probed entries matches a random fingerprint with
   // probability 1/(2^f - 1) if occupied (load factor of them are).
   const double distinct = std::ldexp(1.0, fp_bits) - 1;
@@ -51,10 +53,14 @@ FilterStats ComputeStats(uint64_t num_items, uint64_t num_buckets,
 
 double DefaultTargetLoad(int bucket_size) {
   switch (bucket_size) {
-    case 1: return 0.45;
-    case 2: return 0.84;
-    case 8: return 0.98;
-    default: return 0.95;
+    case 1:
+      return 0.45;
+    case 2:
+      return 0.84;
+    case 8:
+      return 0.98;
+    default:
+      return 0.95;
   }
 }
 
@@ -81,8 +87,9 @@ std::string ValidateConfig(const FilterConfig& c) {
 }
 
 uint64_t BucketsForItems(const FilterConfig& config, uint64_t expected_items) {
-  const double load = config.target_load > 0 ? config.target_load
-                                             : DefaultTargetLoad(config.bucket_size);
+  const double load = config.target_load > 0
+                          ? config.target_load
+                          : DefaultTargetLoad(config.bucket_size);
   const double wanted =
       std::ceil(double(expected_items) / (config.bucket_size * load));
   if (!(wanted <= double(kMaxBuckets))) return 0;
@@ -134,9 +141,10 @@ std::unique_ptr<CuckooFilter> CuckooFilter::CreateWithBuckets(
   }
   num_buckets += num_buckets & 1;  // kMaxBuckets is even: stays in range
   if (num_buckets < 2) num_buckets = 2;
-  const internal::TableOps* ops =
-      GetTableOps(config.fingerprint_bits, config.bucket_size, config.semi_sort);
-  return std::unique_ptr<CuckooFilter>(new CuckooFilter(config, num_buckets, ops));
+  const internal::TableOps* ops = GetTableOps(
+      config.fingerprint_bits, config.bucket_size, config.semi_sort);
+  return std::unique_ptr<CuckooFilter>(
+      new CuckooFilter(config, num_buckets, ops));
 }
 
 std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,

@@ -7,7 +7,8 @@
 // The alternate bucket depends only on (bucket, fp), so entries can be moved
 // without their keys:
 //
-//   alt(i, fp) = (m - i - r(fp)) mod m,   r(fp) = FastRange32(Mix32(fp ^ seed), m) | 1
+//   alt(i, fp) = (m - i - r(fp)) mod m,   r(fp) = FastRange32(Mix32(fp ^ seed),
+//   m) | 1
 //
 // alt is its own inverse for any m. With m even and r odd, alt(i) and i have
 // different parity, so the two buckets are always distinct. The fingerprint
@@ -31,7 +32,7 @@ struct TableRef {
   const uint8_t* table = nullptr;  // readable up to TableBytes + 16
   uint32_t num_buckets = 0;        // even, >= 2
   uint32_t seed = 0;
-  uint32_t victim_fp = 0;          // 0: no victim
+  uint32_t victim_fp = 0;  // 0: no victim
   uint32_t victim_bucket = 0;
 };
 
@@ -72,9 +73,10 @@ class CuckooTable {
   // Rolling prefetch: both buckets of key k + kPrefetchDistance are
   // requested before key k is probed, so the memory system always has
   // 2 * kPrefetchDistance bucket loads outstanding, across group borders.
-  static void ContainsBatch(const TableRef& t, const uint64_t* hashes,
-                            size_t n, bool* out) {
-    uint32_t fps[kPrefetchDistance], b1[kPrefetchDistance], b2[kPrefetchDistance];
+  static void ContainsBatch(const TableRef& t, const uint64_t* hashes, size_t n,
+                            bool* out) {
+    uint32_t fps[kPrefetchDistance], b1[kPrefetchDistance],
+        b2[kPrefetchDistance];
     auto prepare = [&](size_t k) {
       const size_t slot = k % kPrefetchDistance;
       const uint64_t h = hashes[k];
@@ -107,7 +109,8 @@ class CuckooTable {
   static bool Probe(const TableRef& t, uint32_t fp, uint32_t i1, uint32_t i2) {
     // Non-short-circuit ORs: both bucket loads are issued together.
     return Codec::Contains(t.table, i1, fp) | Codec::Contains(t.table, i2, fp) |
-           ((fp == t.victim_fp) & ((i1 == t.victim_bucket) | (i2 == t.victim_bucket)));
+           ((fp == t.victim_fp) &
+            ((i1 == t.victim_bucket) | (i2 == t.victim_bucket)));
   }
 
   static bool Erase(const MutableTableRef& t, uint64_t hash) {
@@ -128,7 +131,8 @@ class CuckooTable {
       }
       return true;
     }
-    if (*t.victim_fp == fp && (*t.victim_bucket == i1 || *t.victim_bucket == i2)) {
+    if (*t.victim_fp == fp &&
+        (*t.victim_bucket == i1 || *t.victim_bucket == i2)) {
       *t.victim_fp = 0;
       *t.victim_bucket = 0;
       --*t.num_items;

@@ -24,8 +24,8 @@ uint32_t BlockChecksum(const char* table, uint64_t table_bytes,
   std::memset(copy + 24, 0, 4);
   uint32_t seed = kChecksumSeed;
   if (version != kFormatVersionTrailerChecksum) {
-    const uint64_t x =
-        XXH3_64bits_withSeed(table, static_cast<size_t>(table_bytes), kChecksumSeed);
+    const uint64_t x = XXH3_64bits_withSeed(
+        table, static_cast<size_t>(table_bytes), kChecksumSeed);
     seed ^= static_cast<uint32_t>(x) ^ static_cast<uint32_t>(x >> 32);
   }
   return XXH32(copy, kTrailerSize, seed);
@@ -50,7 +50,8 @@ void EncodeTrailer(const Trailer& t, char* block, uint64_t table_bytes) {
   out[29] = static_cast<char>(t.bucket_size);
   out[30] = static_cast<char>(t.flags);
   out[31] = static_cast<char>(t.format_version);
-  StoreLE<uint32_t>(out + 24, BlockChecksum(block, table_bytes, t.format_version));
+  StoreLE<uint32_t>(out + 24,
+                    BlockChecksum(block, table_bytes, t.format_version));
 }
 
 bool DecodeFilter(const char* data, size_t size, Trailer* trailer,

@@ -63,7 +63,8 @@ class HashList {
       flat.swap(chunks_.front());
     } else {
       flat.reserve(size_);
-      for (const std::vector<uint64_t>& c : chunks_) flat.insert(flat.end(), c.begin(), c.end());
+      for (const std::vector<uint64_t>& c : chunks_)
+        flat.insert(flat.end(), c.begin(), c.end());
     }
     chunks_.clear();
     size_ = 0;

@@ -54,13 +54,18 @@ uint64_t LiveKeyFilter::Builder::memory_bytes() const {
 LiveKeyFilter::LiveKeyFilter(const LiveKeyFilterOptions& options,
                              uint64_t capacity_keys)
     : options_(options),
-      table_(new LiveTable(LiveTable::BucketsFor(capacity_keys, options.target_load),
-                           options.seed)),
+      table_(new LiveTable(
+          LiveTable::BucketsFor(capacity_keys, options.target_load),
+          options.seed)),
       gate_(new ReaderGate) {}
 
-LiveKeyFilter::~LiveKeyFilter() { delete table_.load(std::memory_order_relaxed); }
+LiveKeyFilter::~LiveKeyFilter() {
+  delete table_.load(std::memory_order_relaxed);
+}
 
-uint64_t LiveKeyFilter::Hash(std::string_view key) { return cuckoo::HashKey(key); }
+uint64_t LiveKeyFilter::Hash(std::string_view key) {
+  return cuckoo::HashKey(key);
+}
 
 bool LiveKeyFilter::MayContainHash(uint64_t hash) const {
   if (bypass_.load(std::memory_order_acquire)) return true;
@@ -100,14 +105,17 @@ uint64_t LiveKeyFilter::size() const {
 
 bool LiveKeyFilter::NeedsGrowth() const {
   ReaderGate::ReadGuard guard(gate_.get());
-  return table_.load(std::memory_order_seq_cst)->load_factor() >= options_.max_load;
+  return table_.load(std::memory_order_seq_cst)->load_factor() >=
+         options_.max_load;
 }
 
 uint64_t LiveKeyFilter::GrowthCapacity() const {
   ReaderGate::ReadGuard guard(gate_.get());
   const LiveTable* table = table_.load(std::memory_order_seq_cst);
-  const double by_growth = std::ceil(double(table->size()) * options_.growth_factor);
-  const double current = std::floor(double(table->capacity()) * options_.target_load);
+  const double by_growth =
+      std::ceil(double(table->size()) * options_.growth_factor);
+  const double current =
+      std::floor(double(table->capacity()) * options_.target_load);
   const double keys = by_growth > current ? by_growth : current;
   return static_cast<uint64_t>(keys < 1.0 ? 1.0 : keys);
 }
@@ -127,10 +135,13 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   s.memory_bytes += sizeof(*this) + sizeof(ReaderGate) +
                     rebuild_bytes_.load(std::memory_order_relaxed) +
                     delta_bytes_.load(std::memory_order_relaxed);
-  s.load_factor = s.capacity == 0 ? 0.0 : double(s.num_keys) / double(s.capacity);
-  s.bits_per_key = s.num_keys == 0 ? 0.0 : double(s.table_bytes) * 8 / double(s.num_keys);
-  s.expected_fpr = 1.0 - std::pow(1.0 - 1.0 / 65535.0,
-                                  double(LiveTable::kSlots) * 2 * s.load_factor);
+  s.load_factor =
+      s.capacity == 0 ? 0.0 : double(s.num_keys) / double(s.capacity);
+  s.bits_per_key =
+      s.num_keys == 0 ? 0.0 : double(s.table_bytes) * 8 / double(s.num_keys);
+  s.expected_fpr =
+      1.0 - std::pow(1.0 - 1.0 / 65535.0,
+                     double(LiveTable::kSlots) * 2 * s.load_factor);
   s.inserts = inserts_.load(std::memory_order_relaxed);
   s.erases = erases_.load(std::memory_order_relaxed);
   s.erase_misses = erase_misses_.load(std::memory_order_relaxed);
@@ -164,14 +175,16 @@ bool LiveKeyFilter::Erase(uint64_t hash) {
   erases_.fetch_add(1, std::memory_order_relaxed);
   if (rebuilding_.load(std::memory_order_relaxed)) {
     delta_.push_back(DeltaOp{hash, false});
-    delta_bytes_.store(delta_.capacity() * sizeof(DeltaOp), std::memory_order_relaxed);
+    delta_bytes_.store(delta_.capacity() * sizeof(DeltaOp),
+                       std::memory_order_relaxed);
   }
   return true;
 }
 
 void LiveKeyFilter::RecordPendingInsert(uint64_t hash) {
   delta_.push_back(DeltaOp{hash, true});
-  delta_bytes_.store(delta_.capacity() * sizeof(DeltaOp), std::memory_order_relaxed);
+  delta_bytes_.store(delta_.capacity() * sizeof(DeltaOp),
+                     std::memory_order_relaxed);
 }
 
 std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::BeginRebuild(
@@ -225,7 +238,8 @@ std::string LiveKeyFilter::EncodeSnapshot(const SnapshotIdentity& id) const {
   header.cf_name = id.cf_name;
   std::string out;
   // Writers are serialized with this call: the table cannot be replaced.
-  internal::EncodeLiveSnapshot(*table_.load(std::memory_order_relaxed), header, &out);
+  internal::EncodeLiveSnapshot(*table_.load(std::memory_order_relaxed), header,
+                               &out);
   return out;
 }
 
@@ -233,7 +247,8 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
     const LiveKeyFilterOptions& options, std::string_view data,
     const SnapshotIdentity& expected, std::string* why) {
   internal::SnapshotHeader header;
-  std::unique_ptr<LiveTable> table = internal::DecodeLiveSnapshot(data, &header, why);
+  std::unique_ptr<LiveTable> table =
+      internal::DecodeLiveSnapshot(data, &header, why);
   if (table == nullptr) return nullptr;
   auto reject = [&](const std::string& reason) {
     if (why != nullptr) *why = reason;
@@ -253,12 +268,14 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
                   std::to_string(expected.sequence));
   }
   if (stored_state != expected.db_state) {
-    return reject("stale snapshot: the DB's files changed since it was written (" +
-                  stored_state + " -> " + expected.db_state + ")");
+    return reject(
+        "stale snapshot: the DB's files changed since it was written (" +
+        stored_state + " -> " + expected.db_state + ")");
   }
   const uint64_t keys = static_cast<uint64_t>(
       std::floor(double(table->capacity()) * options.target_load));
-  std::unique_ptr<Builder> builder(new Builder(2, options.target_load, options.seed));
+  std::unique_ptr<Builder> builder(
+      new Builder(2, options.target_load, options.seed));
   builder->capacity_keys_ = keys;
   builder->table_ = std::move(table);
   return builder;

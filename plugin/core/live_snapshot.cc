@@ -45,7 +45,8 @@ void EncodeLiveSnapshot(const LiveTable& table, const SnapshotHeader& header,
   Append<uint64_t>(out, m);
   uint64_t items = 0;
   for (uint64_t i = 0; i < m; ++i) {
-    items += static_cast<uint64_t>(LiveTable::CountEntries(table.LoadBucket(i)));
+    items +=
+        static_cast<uint64_t>(LiveTable::CountEntries(table.LoadBucket(i)));
   }
   Append<uint64_t>(out, items);
   Append<uint32_t>(out, static_cast<uint32_t>(header.db_id.size()));
@@ -61,8 +62,8 @@ std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
                                               SnapshotHeader* header,
                                               std::string* why) {
   if (data.size() < kSnapshotHeaderSize + 8) {
-    return Reject(why, "snapshot too short (" + std::to_string(data.size()) +
-                           " bytes)");
+    return Reject(
+        why, "snapshot too short (" + std::to_string(data.size()) + " bytes)");
   }
   const char* p = data.data();
   if (std::memcmp(p, kSnapshotMagic, sizeof(kSnapshotMagic)) != 0) {
@@ -95,8 +96,8 @@ std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
     return Reject(why, "identity fields too long");
   }
   // All terms are bounded (m < 2^32), so the sum cannot overflow.
-  const uint64_t expected = kSnapshotHeaderSize + uint64_t{id_len} + name_len +
-                            8 * m + 8;
+  const uint64_t expected =
+      kSnapshotHeaderSize + uint64_t{id_len} + name_len + 8 * m + 8;
   if (expected != data.size()) {
     return Reject(why, "size " + std::to_string(data.size()) +
                            " does not match the header (" +

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <thread>
 
-#include "bucket_codec.h"   // core: AnyZeroLane, LaneOnes
-#include "cuckoo_table.h"   // core: PrimaryBucket, FingerprintOf, AltBucket
+#include "bucket_codec.h"  // core: AnyZeroLane, LaneOnes
+#include "cuckoo_table.h"  // core: PrimaryBucket, FingerprintOf, AltBucket
 
 namespace rocksdb_cuckoo {
 namespace internal {
@@ -248,8 +248,8 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
     for (int d = depth - 1; d >= 0; --d) {
       path_bucket[len] = nodes[chain[d]].bucket;
       // The slot moving out of this bucket is recorded in the next node.
-      path_slot[len] = d > 0 ? nodes[chain[d - 1]].slot
-                             : static_cast<uint8_t>(found_slot);
+      path_slot[len] =
+          d > 0 ? nodes[chain[d - 1]].slot : static_cast<uint8_t>(found_slot);
       ++len;
     }
   }
@@ -273,14 +273,16 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
   }
   std::atomic_thread_fence(std::memory_order_release);
   for (int k = len - 1; k >= 0; --k) {
-    const uint64_t from = buckets_[path_bucket[k]].load(std::memory_order_relaxed);
+    const uint64_t from =
+        buckets_[path_bucket[k]].load(std::memory_order_relaxed);
     const uint32_t fp = Lane(from, path_slot[k]);
     const uint32_t dest = path_bucket[k + 1];
     const uint64_t to = buckets_[dest].load(std::memory_order_relaxed);
     buckets_[dest].store(WithLane(to, path_slot[k + 1], fp),
                          std::memory_order_relaxed);
   }
-  const uint64_t root = buckets_[path_bucket[0]].load(std::memory_order_relaxed);
+  const uint64_t root =
+      buckets_[path_bucket[0]].load(std::memory_order_relaxed);
   buckets_[path_bucket[0]].store(WithLane(root, path_slot[0], c.fp),
                                  std::memory_order_relaxed);
   for (int t = 0; t < num_stripes; ++t) {

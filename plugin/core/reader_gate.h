@@ -38,7 +38,8 @@ class ReaderGate {
   };
 
   static void Bump(std::atomic<uint64_t>* counter, uint64_t n) {
-    counter->store(counter->load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    counter->store(counter->load(std::memory_order_relaxed) + n,
+                   std::memory_order_relaxed);
   }
 
   // RAII registration of one read-side critical section.
@@ -53,7 +54,9 @@ class ReaderGate {
         slot_->active[parity_].fetch_sub(1, std::memory_order_release);
       }
     }
-    ~ReadGuard() { slot_->active[parity_].fetch_sub(1, std::memory_order_release); }
+    ~ReadGuard() {
+      slot_->active[parity_].fetch_sub(1, std::memory_order_release);
+    }
     ReadGuard(const ReadGuard&) = delete;
     ReadGuard& operator=(const ReadGuard&) = delete;
     Slot* slot() const { return slot_; }
@@ -70,7 +73,8 @@ class ReaderGate {
     const uint64_t epoch = epoch_.fetch_add(1, std::memory_order_seq_cst);
     const int old_parity = static_cast<int>(epoch & 1);
     for (uint32_t s = 0; s < kSlots; ++s) {
-      while (slots_[s].active[old_parity].load(std::memory_order_seq_cst) != 0) {
+      while (slots_[s].active[old_parity].load(std::memory_order_seq_cst) !=
+             0) {
         std::this_thread::yield();
       }
     }

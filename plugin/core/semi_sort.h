@@ -57,7 +57,8 @@ inline constexpr std::array<uint16_t, kSemiSortTableSize> kSemiSortDecode =
 // map to 0, like kSemiSortDecode.
 template <int kLaneBits>
 constexpr std::array<uint64_t, kSemiSortTableSize> MakeSemiSortSpreadTable() {
-  static_assert(kLaneBits >= 4 && kLaneBits <= 12, "lanes hold a nibble, 4 fit 64 bits");
+  static_assert(kLaneBits >= 4 && kLaneBits <= 12,
+                "lanes hold a nibble, 4 fit 64 bits");
   std::array<uint64_t, kSemiSortTableSize> table{};
   for (uint32_t rank = 0; rank < kSemiSortTableSize; ++rank) {
     const uint32_t packed = kSemiSortDecode[rank];

@@ -73,8 +73,9 @@ const TableOps* Singleton() {
 const TableOps* GetTableOps(int fingerprint_bits, int bucket_size,
                             bool semi_sort) {
   const TableOps* ops = nullptr;
-  DispatchSettings(fingerprint_bits, bucket_size, semi_sort,
-                   [&](auto settings) { ops = Singleton<decltype(settings)>(); });
+  DispatchSettings(
+      fingerprint_bits, bucket_size, semi_sort,
+      [&](auto settings) { ops = Singleton<decltype(settings)>(); });
   return ops;
 }
 

@@ -46,8 +46,8 @@ struct TableSettings {
   // kMaxShift, and a 64-bit load suffices when kWordBits + kMaxShift <= 64.
   static constexpr int kAlign = Gcd(Gcd(kBucketBits, kWordBits), 8);
   static constexpr int kMaxShift = 8 - kAlign;
-  using Word = std::conditional_t<(kWordBits + kMaxShift <= 64), uint64_t,
-                                  uint128_t>;
+  using Word =
+      std::conditional_t<(kWordBits + kMaxShift <= 64), uint64_t, uint128_t>;
   static_assert(kWordBits + kMaxShift <= 128,
                 "a bucket word must fit one unaligned 128-bit load");
   static_assert(kWordBits % 8 == 0 || kWordsPerBucket == 1,
@@ -74,11 +74,20 @@ bool DispatchBucketSize(int bucket_size, bool semi_sort, Fn& fn) {
     return false;
   }
   switch (bucket_size) {
-    case 1: fn(TableSettings<F, 1, false>{}); return true;
-    case 2: fn(TableSettings<F, 2, false>{}); return true;
-    case 4: fn(TableSettings<F, 4, false>{}); return true;
-    case 8: fn(TableSettings<F, 8, false>{}); return true;
-    default: return false;
+    case 1:
+      fn(TableSettings<F, 1, false>{});
+      return true;
+    case 2:
+      fn(TableSettings<F, 2, false>{});
+      return true;
+    case 4:
+      fn(TableSettings<F, 4, false>{});
+      return true;
+    case 8:
+      fn(TableSettings<F, 8, false>{});
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "rocksdb/db.h"
 #include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
 #include "rocksdb/statistics.h"
@@ -48,8 +48,8 @@ int main() {
   using ROCKSDB_NAMESPACE::Status;
 
   const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") +
-                    "/cuckoo_consumer_XXXXXX";
+  std::string dir =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/cuckoo_consumer_XXXXXX";
   if (mkdtemp(&dir[0]) == nullptr) {
     std::perror("mkdtemp");
     return 2;
@@ -132,11 +132,12 @@ int main() {
       ROCKSDB_NAMESPACE::BLOOM_FILTER_USEFUL);
   // At ~0.7% false positives nearly all of the absent lookups are filtered.
   Check(useful >= kKeys * 9 / 10, "the filter answered most absent lookups");
-  std::printf("consumer: %d keys, filters_built %llu, readers %llu, "
-              "useful %llu of %d absent lookups\n",
-              kKeys, static_cast<unsigned long long>(stats.filters_built),
-              static_cast<unsigned long long>(stats.readers_created),
-              static_cast<unsigned long long>(useful), kKeys);
+  std::printf(
+      "consumer: %d keys, filters_built %llu, readers %llu, "
+      "useful %llu of %d absent lookups\n",
+      kKeys, static_cast<unsigned long long>(stats.filters_built),
+      static_cast<unsigned long long>(stats.readers_created),
+      static_cast<unsigned long long>(useful), kKeys);
 
   s = db->Close();
   Check(s.ok(), "Close");

@@ -91,11 +91,11 @@ TEST_P(AllocationTest, HotPathsNeverAllocate) {
   EXPECT_EQ(filter->size(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, AllocationTest,
-                         ::testing::ValuesIn(test::AllConfigs()),
-                         [](const ::testing::TestParamInfo<FilterConfig>& info) {
-                           return test::ConfigName(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllConfigs, AllocationTest, ::testing::ValuesIn(test::AllConfigs()),
+    [](const ::testing::TestParamInfo<FilterConfig>& info) {
+      return test::ConfigName(info.param);
+    });
 
 // The counter works (so a zero above means something).
 TEST(AllocationCounter, CountsAllocations) {

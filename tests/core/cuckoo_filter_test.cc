@@ -117,7 +117,8 @@ TEST_P(ConfigTest, NoFalseNegativesUpToLoadLimit) {
   for (int quarter = 1; quarter <= 4 && result == InsertResult::kInserted;
        ++quarter) {
     // The last round asks for more than fits, so it ends at the failure.
-    const uint64_t target = quarter <= 3 ? capacity * quarter / 4 : capacity + 1;
+    const uint64_t target =
+        quarter <= 3 ? capacity * quarter / 4 : capacity + 1;
     for (uint64_t i = stored.size(); stored.size() < target; ++i) {
       const uint64_t key = keys.Key(i);
       result = filter->Insert(key);
@@ -126,8 +127,9 @@ TEST_P(ConfigTest, NoFalseNegativesUpToLoadLimit) {
       reference.insert(key);
       if (result != InsertResult::kInserted) break;
     }
-    ExpectAllFound(*filter, stored,
-                   ("after " + std::to_string(stored.size()) + " items").c_str());
+    ExpectAllFound(
+        *filter, stored,
+        ("after " + std::to_string(stored.size()) + " items").c_str());
     ASSERT_EQ(filter->size(), reference.size());
   }
   // Capacity + 1 items cannot fit: the walk must have failed on the way.
@@ -137,7 +139,8 @@ TEST_P(ConfigTest, NoFalseNegativesUpToLoadLimit) {
   EXPECT_TRUE(stats.has_victim);
   EXPECT_EQ(stats.num_items, stored.size());
   EXPECT_EQ(stats.capacity, capacity);
-  EXPECT_NEAR(stats.load_factor, double(stored.size()) / double(capacity), 1e-12);
+  EXPECT_NEAR(stats.load_factor, double(stored.size()) / double(capacity),
+              1e-12);
   std::printf("[ load     ] %-9s first failure at load %.4f\n",
               test::ConfigName(GetParam()).c_str(), stats.load_factor);
 
@@ -164,7 +167,8 @@ TEST_P(ConfigTest, ContainsBatchMatchesContains) {
     std::unique_ptr<bool[]> got(new bool[len + 1]);
     filter->ContainsBatch(probes.data(), len, got.get());
     for (size_t k = 0; k < len; ++k) {
-      ASSERT_EQ(got[k], filter->Contains(probes[k])) << "len " << len << " k " << k;
+      ASSERT_EQ(got[k], filter->Contains(probes[k]))
+          << "len " << len << " k " << k;
     }
   }
 }
@@ -214,7 +218,8 @@ TEST_P(ConfigTest, EraseHalfKeepsTheOtherHalf) {
 
   for (uint64_t key : kept) ASSERT_TRUE(filter->Erase(key));
   EXPECT_EQ(filter->size(), 0u);
-  EXPECT_TRUE(test::SameBytes(filter->Serialize(), NewFilter(kBuckets)->Serialize()))
+  EXPECT_TRUE(
+      test::SameBytes(filter->Serialize(), NewFilter(kBuckets)->Serialize()))
       << "erasing every item must leave an all-empty table";
   for (uint64_t key : stored) ASSERT_FALSE(filter->Contains(key));
 }
@@ -248,7 +253,8 @@ TEST_P(ConfigTest, DuplicatesUpTo2bThenEraseOneAtATime) {
   }
   EXPECT_FALSE(filter->Contains(key));  // the filter is otherwise empty
   EXPECT_FALSE(filter->Erase(key));
-  EXPECT_TRUE(test::SameBytes(filter->Serialize(), NewFilter(kSmallBuckets)->Serialize()));
+  EXPECT_TRUE(test::SameBytes(filter->Serialize(),
+                              NewFilter(kSmallBuckets)->Serialize()));
 }
 
 // Erasing an item whose fingerprint matches in neither bucket returns false
@@ -300,8 +306,8 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
   const KeyStream keys(7);
   std::unordered_set<uint64_t> reference;
   InsertResult last;
-  std::vector<uint64_t> stored = FillUntil(
-      filter.get(), keys, kSmallBuckets * b() + 1, &reference, &last);
+  std::vector<uint64_t> stored =
+      FillUntil(filter.get(), keys, kSmallBuckets * b() + 1, &reference, &last);
   ASSERT_EQ(last, InsertResult::kInsertedFull);
   ASSERT_TRUE(filter->full());
   ASSERT_TRUE(filter->stats().has_victim);
@@ -320,7 +326,8 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
   {
     CuckooFilterView view;
     std::string error;
-    ASSERT_TRUE(CuckooFilterView::Parse(before.data(), before.size(), &view, &error))
+    ASSERT_TRUE(
+        CuckooFilterView::Parse(before.data(), before.size(), &view, &error))
         << error;
     EXPECT_NE(view.victim_fp(), 0u);
     EXPECT_TRUE(view.stats().has_victim);
@@ -353,7 +360,8 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
     const std::string bytes = filter->Serialize();
     CuckooFilterView view;
     std::string error;
-    EXPECT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+    EXPECT_TRUE(
+        CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
         << "after the victim was re-placed: " << error;
     EXPECT_EQ(filter->View().victim_bucket(), 0u);
   }
@@ -386,7 +394,8 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
         r = filter->Insert(stored.back());
       }
       ASSERT_EQ(r, InsertResult::kInsertedFull);
-      ASSERT_TRUE(filter->full()) << "kInsertedFull but the victim slot is empty";
+      ASSERT_TRUE(filter->full())
+          << "kInsertedFull but the victim slot is empty";
       ASSERT_NE(filter->View().victim_fp(), 0u);
       ASSERT_EQ(filter->size(), stored.size());
       ExpectAllFound(*filter, stored, "after the first failure");
@@ -394,7 +403,8 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
       std::string bytes = filter->Serialize();
       CuckooFilterView view;
       std::string error;
-      ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+      ASSERT_TRUE(
+          CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
           << error;
       // Erase half: every erase succeeds, the rest stays found, and the
       // bytes stay valid. (With so few kicks the victim may still find its
@@ -408,7 +418,8 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
       for (size_t k = 1; k < stored.size(); k += 2) kept.push_back(stored[k]);
       ExpectAllFound(*filter, kept, "after erasing half");
       bytes = filter->Serialize();
-      ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+      ASSERT_TRUE(
+          CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
           << error;
       if (HasFatalFailure()) return;
     }
@@ -476,7 +487,8 @@ TEST_P(ConfigTest, SerializationRoundTrip) {
     ASSERT_TRUE(copy->Erase(stored[k]));
     ASSERT_TRUE(filter->Erase(stored[k]));
   }
-  for (size_t k = 1; k < stored.size(); k += 2) ASSERT_TRUE(copy->Contains(stored[k]));
+  for (size_t k = 1; k < stored.size(); k += 2)
+    ASSERT_TRUE(copy->Contains(stored[k]));
   EXPECT_EQ(copy->size(), filter->size());
   EXPECT_NE(copy->Insert(keys.Key(1u << 20)), InsertResult::kFull);
 }
@@ -525,7 +537,8 @@ TEST_P(ConfigTest, CorruptTrailerAndSizesRejected) {
   }
   for (size_t extra = 1; extra <= 40; ++extra) {
     std::string longer = good + std::string(extra, '\0');
-    EXPECT_FALSE(CuckooFilterView::Parse(longer.data(), longer.size(), &view, &error))
+    EXPECT_FALSE(
+        CuckooFilterView::Parse(longer.data(), longer.size(), &view, &error))
         << extra << " bytes appended";
     // Bytes prepended: the trailer is intact, the size is not.
     std::string shifted = std::string(extra, '\0') + good;
@@ -556,7 +569,8 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
       ASSERT_FALSE(CuckooFilterView::Parse(buf.get(), n, &view, &error));
       // ... and a resealed garbage table must still never crash a reader.
       ASSERT_TRUE(internal::ResealChecksum(buf.get(), n));
-      ASSERT_TRUE(CuckooFilterView::Parse(buf.get(), n, &view, &error)) << error;
+      ASSERT_TRUE(CuckooFilterView::Parse(buf.get(), n, &view, &error))
+          << error;
       uint64_t probes[64];
       bool out[64];
       uint64_t sink = 0;
@@ -604,7 +618,8 @@ TEST_P(ConfigTest, DeterministicBytesAndClear) {
   one->Clear();
   EXPECT_EQ(one->size(), 0u);
   EXPECT_FALSE(one->full());
-  EXPECT_TRUE(test::SameBytes(one->Serialize(), NewFilter(kSmallBuckets, 42)->Serialize()));
+  EXPECT_TRUE(test::SameBytes(one->Serialize(),
+                              NewFilter(kSmallBuckets, 42)->Serialize()));
   FillUntil(one.get(), keys, n, nullptr);
   EXPECT_TRUE(test::SameBytes(one->Serialize(), bytes));
 }
@@ -629,7 +644,8 @@ TEST_P(ConfigTest, ExactSizing) {
                      uint64_t{1000000}, uint64_t{12345678}}) {
     const FilterConfig config = GetParam();
     const double load = DefaultTargetLoad(b());
-    const uint64_t raw = static_cast<uint64_t>(std::ceil(double(n) / (b() * load)));
+    const uint64_t raw =
+        static_cast<uint64_t>(std::ceil(double(n) / (b() * load)));
     const uint64_t m = BucketsForItems(config, n);
     EXPECT_GE(m, raw);
     EXPECT_LE(m, raw + 2);
@@ -640,11 +656,11 @@ TEST_P(ConfigTest, ExactSizing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllConfigs, ConfigTest,
-                         ::testing::ValuesIn(test::AllConfigs()),
-                         [](const ::testing::TestParamInfo<FilterConfig>& info) {
-                           return test::ConfigName(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllConfigs, ConfigTest, ::testing::ValuesIn(test::AllConfigs()),
+    [](const ::testing::TestParamInfo<FilterConfig>& info) {
+      return test::ConfigName(info.param);
+    });
 
 // ------------------------------------------------------------ configuration
 
@@ -655,11 +671,11 @@ TEST(ConfigValidation, RejectsUnsupportedConfigurations) {
   };
   auto with = [](int f, int b, bool ss) { return test::MakeConfig(f, b, ss); };
   std::vector<Bad> bad = {
-      {with(3, 4, false), "f=3"},   {with(17, 4, false), "f=17"},
-      {with(31, 4, false), "f=31"}, {with(33, 4, false), "f=33"},
-      {with(0, 4, false), "f=0"},   {with(-12, 4, false), "f<0"},
-      {with(12, 0, false), "b=0"},  {with(12, 3, false), "b=3"},
-      {with(12, 16, false), "b=16"}, {with(12, 2, true), "semi b=2"},
+      {with(3, 4, false), "f=3"},      {with(17, 4, false), "f=17"},
+      {with(31, 4, false), "f=31"},    {with(33, 4, false), "f=33"},
+      {with(0, 4, false), "f=0"},      {with(-12, 4, false), "f<0"},
+      {with(12, 0, false), "b=0"},     {with(12, 3, false), "b=3"},
+      {with(12, 16, false), "b=16"},   {with(12, 2, true), "semi b=2"},
       {with(12, 8, true), "semi b=8"}, {with(32, 4, true), "semi f=32"},
   };
   FilterConfig c = with(12, 4, false);
@@ -698,7 +714,8 @@ TEST(ConfigValidation, TooManyBucketsRejected) {
   EXPECT_EQ(CuckooFilter::Create(c, uint64_t{1} << 40, &error), nullptr);
   EXPECT_FALSE(error.empty());
   error.clear();
-  EXPECT_EQ(CuckooFilter::CreateWithBuckets(c, kMaxBuckets + 1, &error), nullptr);
+  EXPECT_EQ(CuckooFilter::CreateWithBuckets(c, kMaxBuckets + 1, &error),
+            nullptr);
   EXPECT_FALSE(error.empty());
 }
 

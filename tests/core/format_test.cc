@@ -74,11 +74,16 @@ struct SpecTrailer {
 
 SpecTrailer ReadTrailer(const std::string& s) {
   const size_t t = s.size() - kTrailer;
-  return {static_cast<uint32_t>(Le(s, t + 0, 4)),  Le(s, t + 4, 8),
-          static_cast<uint32_t>(Le(s, t + 12, 4)), static_cast<uint32_t>(Le(s, t + 16, 4)),
-          static_cast<uint32_t>(Le(s, t + 20, 4)), static_cast<uint32_t>(Le(s, t + 24, 4)),
-          static_cast<unsigned char>(s[t + 28]),   static_cast<unsigned char>(s[t + 29]),
-          static_cast<unsigned char>(s[t + 30]),   static_cast<unsigned char>(s[t + 31])};
+  return {static_cast<uint32_t>(Le(s, t + 0, 4)),
+          Le(s, t + 4, 8),
+          static_cast<uint32_t>(Le(s, t + 12, 4)),
+          static_cast<uint32_t>(Le(s, t + 16, 4)),
+          static_cast<uint32_t>(Le(s, t + 20, 4)),
+          static_cast<uint32_t>(Le(s, t + 24, 4)),
+          static_cast<unsigned char>(s[t + 28]),
+          static_cast<unsigned char>(s[t + 29]),
+          static_cast<unsigned char>(s[t + 30]),
+          static_cast<unsigned char>(s[t + 31])};
 }
 
 // XXH32 of the trailer with the checksum field zeroed; seed "CUK1" for
@@ -89,7 +94,8 @@ uint32_t SpecChecksum(const std::string& s) {
   PutLe(&trailer, 24, 0, 4);
   uint32_t seed = kChecksumSeed;
   if (static_cast<unsigned char>(trailer[31]) != 1) {
-    const uint64_t x = XXH3_64bits_withSeed(s.data(), s.size() - kTrailer, kChecksumSeed);
+    const uint64_t x =
+        XXH3_64bits_withSeed(s.data(), s.size() - kTrailer, kChecksumSeed);
     seed ^= static_cast<uint32_t>(x) ^ static_cast<uint32_t>(x >> 32);
   }
   return XXH32(trailer.data(), kTrailer, seed);
@@ -110,7 +116,8 @@ uint32_t Fmix32(uint32_t h) {
 }
 
 // i1 = FastRange32(low 32 bits, m); fp = 1 + FastRange(high 32 bits, 2^f - 1);
-// alt(i, fp) = (m - i - r(fp)) mod m, r(fp) = FastRange32(fmix32(fp ^ seed), m) | 1.
+// alt(i, fp) = (m - i - r(fp)) mod m, r(fp) = FastRange32(fmix32(fp ^ seed), m)
+// | 1.
 uint32_t SpecPrimary(uint64_t h, uint32_t m) {
   return static_cast<uint32_t>((uint64_t{static_cast<uint32_t>(h)} * m) >> 32);
 }
@@ -128,7 +135,8 @@ uint32_t Bits(const std::string& s, uint64_t pos, int width) {
   uint32_t v = 0;
   for (int k = 0; k < width; ++k) {
     const uint64_t bit = pos + k;
-    v |= uint32_t((static_cast<unsigned char>(s[bit / 8]) >> (bit % 8)) & 1) << k;
+    v |= uint32_t((static_cast<unsigned char>(s[bit / 8]) >> (bit % 8)) & 1)
+         << k;
   }
   return v;
 }
@@ -167,7 +175,8 @@ std::vector<std::vector<uint32_t>> SpecBuckets(const std::string& s) {
         const uint32_t rank = Bits(s, base, 12);
         EXPECT_LT(rank, 3876u);
         const uint32_t nibble = ranks.at(rank)[j];
-        const uint32_t low = Bits(s, base + 12 + uint64_t(j) * low_bits, low_bits);
+        const uint32_t low =
+            Bits(s, base + 12 + uint64_t(j) * low_bits, low_bits);
         buckets[i].push_back((nibble << low_bits) | low);
       }
     }
@@ -228,8 +237,9 @@ TEST_P(GoldenTest, SerializedBytesArePinned) {
   for (int k = 0; k < g.keys; ++k) {
     hashes.push_back(HashKey("key" + std::to_string(k)));
     const InsertResult r = filter->Insert(hashes.back());
-    ASSERT_EQ(r, k + 1 == g.keys && g.expect_victim ? InsertResult::kInsertedFull
-                                                    : InsertResult::kInserted)
+    ASSERT_EQ(r, k + 1 == g.keys && g.expect_victim
+                     ? InsertResult::kInsertedFull
+                     : InsertResult::kInserted)
         << "key" << k;
   }
   const std::string bytes = filter->Serialize();
@@ -291,14 +301,16 @@ TEST_P(GoldenTest, SerializedBytesArePinned) {
     }
   }
   if (t.victim_fp != 0) {
-    found.insert({t.victim_fp, std::min(t.victim_bucket,
-                                        SpecAlt(t.victim_bucket, t.victim_fp, m, g.seed))});
+    found.insert({t.victim_fp,
+                  std::min(t.victim_bucket,
+                           SpecAlt(t.victim_bucket, t.victim_fp, m, g.seed))});
   }
   EXPECT_EQ(found, expected);
 
   CuckooFilterView view;
   std::string error;
-  ASSERT_TRUE(CuckooFilterView::Parse(golden.data(), golden.size(), &view, &error))
+  ASSERT_TRUE(
+      CuckooFilterView::Parse(golden.data(), golden.size(), &view, &error))
       << error;
   for (uint64_t h : hashes) EXPECT_TRUE(view.Contains(h));
 }
@@ -333,13 +345,14 @@ TEST(FormatSpec, IndependentDecoderAgreesForEveryConfiguration) {
     const auto buckets = SpecBuckets(bytes);
     for (uint32_t i = 0; i < m; ++i) {
       for (uint32_t fp : buckets[i]) {
-        if (fp != 0) found.insert({fp, std::min(i, SpecAlt(i, fp, m, config.seed))});
+        if (fp != 0)
+          found.insert({fp, std::min(i, SpecAlt(i, fp, m, config.seed))});
       }
     }
     if (t.victim_fp != 0) {
-      found.insert({t.victim_fp,
-                    std::min(t.victim_bucket,
-                             SpecAlt(t.victim_bucket, t.victim_fp, m, config.seed))});
+      found.insert({t.victim_fp, std::min(t.victim_bucket,
+                                          SpecAlt(t.victim_bucket, t.victim_fp,
+                                                  m, config.seed))});
     }
     EXPECT_EQ(found, expected) << test::ConfigName(config);
     EXPECT_EQ(t.num_items, expected.size()) << test::ConfigName(config);
@@ -349,7 +362,8 @@ TEST(FormatSpec, IndependentDecoderAgreesForEveryConfiguration) {
 // ------------------------------------------------------------ corrupt fields
 
 std::string SmallFilterBytes(int f, int b, bool semi, uint64_t buckets) {
-  auto filter = CuckooFilter::CreateWithBuckets(test::MakeConfig(f, b, semi), buckets);
+  auto filter =
+      CuckooFilter::CreateWithBuckets(test::MakeConfig(f, b, semi), buckets);
   const test::KeyStream keys(500);
   for (uint64_t i = 0; i < buckets * b / 2; ++i) filter->Insert(keys.Key(i));
   return filter->Serialize();
@@ -361,11 +375,13 @@ bool Accepts(const std::string& bytes, std::string* error) {
   std::memcpy(buf.get(), bytes.data(), bytes.size());
   CuckooFilterView view;
   error->clear();
-  const bool ok = CuckooFilterView::Parse(buf.get(), bytes.size(), &view, error);
+  const bool ok =
+      CuckooFilterView::Parse(buf.get(), bytes.size(), &view, error);
   EXPECT_EQ(ok, view.valid());
   if (!ok) {
     EXPECT_FALSE(error->empty());
-    EXPECT_EQ(CuckooFilter::Deserialize(buf.get(), bytes.size(), error), nullptr);
+    EXPECT_EQ(CuckooFilter::Deserialize(buf.get(), bytes.size(), error),
+              nullptr);
   } else {
     uint64_t sink = 0;
     for (uint64_t k = 0; k < 64; ++k) sink += view.Contains(test::Mix64(k));
@@ -425,7 +441,8 @@ TEST(CorruptFilter, InvalidFieldsWithValidChecksumRejected) {
     std::string bad = SmallFilterBytes(f, b, false, 10);
     bad[bad.size() - kTrailer + 30] = 1;
     Reseal(&bad);
-    EXPECT_FALSE(Accepts(bad, &error)) << "semi-sort flag with f=" << f << " b=" << b;
+    EXPECT_FALSE(Accepts(bad, &error))
+        << "semi-sort flag with f=" << f << " b=" << b;
   }
   // Boundary values that are valid.
   {
@@ -447,20 +464,24 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
   const uint64_t rounds = test::Size(200000, 20000);
   uint64_t accepted = 0;
   for (uint64_t round = 0; round < rounds; ++round) {
-    const int f = rng() % 4 == 0 ? int(rng() % 40) : (rng() % 2 ? 32 : 4 + int(rng() % 13));
+    const int f = rng() % 4 == 0 ? int(rng() % 40)
+                                 : (rng() % 2 ? 32 : 4 + int(rng() % 13));
     const int b = rng() % 4 == 0 ? int(rng() % 10) : 1 << (rng() % 4);
     const int flags = rng() % 4 == 0 ? int(rng() % 256) : int(rng() % 2);
     const uint32_t m = rng() % 4 == 0 ? uint32_t(rng()) : uint32_t(rng() % 64);
     const bool semi = flags == 1;
     const int bucket_bits = semi ? 12 + 4 * (f - 4) : b * f;
-    uint64_t table = bucket_bits > 0 && m < 64 ? (uint64_t{m} * bucket_bits + 7) / 8 : rng() % 600;
+    uint64_t table = bucket_bits > 0 && m < 64
+                         ? (uint64_t{m} * bucket_bits + 7) / 8
+                         : rng() % 600;
     if (rng() % 3 == 0) table += int(rng() % 5) - 2;
     if (table > 4096) table = rng() % 4096;
     std::string bytes(table + kTrailer, '\0');
     for (size_t k = 0; k < table; ++k) bytes[k] = static_cast<char>(rng());
     const size_t t = table;
     PutLe(&bytes, t + 0, m, 4);
-    PutLe(&bytes, t + 4, rng() % 4 == 0 ? rng() : rng() % (uint64_t{m} * 8 + 3), 8);
+    PutLe(&bytes, t + 4, rng() % 4 == 0 ? rng() : rng() % (uint64_t{m} * 8 + 3),
+          8);
     PutLe(&bytes, t + 12, rng(), 4);
     const uint32_t victim = rng() % 2 ? 0 : uint32_t(rng() >> (rng() % 33));
     PutLe(&bytes, t + 16, victim, 4);
@@ -468,7 +489,8 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
     bytes[t + 28] = static_cast<char>(f);
     bytes[t + 29] = static_cast<char>(b);
     bytes[t + 30] = static_cast<char>(flags);
-    bytes[t + 31] = static_cast<char>(rng() % 8 == 0 ? rng() % 256 : 1 + rng() % 2);
+    bytes[t + 31] =
+        static_cast<char>(rng() % 8 == 0 ? rng() % 256 : 1 + rng() % 2);
     Reseal(&bytes);
 
     std::string error;
@@ -476,12 +498,14 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
     const SpecTrailer s = ReadTrailer(bytes);
     const bool fp_ok = (s.f >= 4 && s.f <= 16) || s.f == 32;
     const bool b_ok = s.b == 1 || s.b == 2 || s.b == 4 || s.b == 8;
-    const bool semi_ok = s.flags == 0 || (s.flags == 1 && s.b == 4 && s.f <= 16);
-    bool valid = (s.version == 1 || s.version == 2) && fp_ok && b_ok && semi_ok &&
-                 s.num_buckets >= 2 && s.num_buckets % 2 == 0;
+    const bool semi_ok =
+        s.flags == 0 || (s.flags == 1 && s.b == 4 && s.f <= 16);
+    bool valid = (s.version == 1 || s.version == 2) && fp_ok && b_ok &&
+                 semi_ok && s.num_buckets >= 2 && s.num_buckets % 2 == 0;
     if (valid) {
       const int bits = s.flags ? 12 + 4 * (s.f - 4) : s.b * s.f;
-      const uint64_t fp_max = s.f == 32 ? 0xffffffffULL : (uint64_t{1} << s.f) - 1;
+      const uint64_t fp_max =
+          s.f == 32 ? 0xffffffffULL : (uint64_t{1} << s.f) - 1;
       valid = s.num_items <= uint64_t{s.num_buckets} * s.b + 1 &&
               s.victim_fp <= fp_max && s.victim_bucket < s.num_buckets &&
               (s.victim_fp != 0 || s.victim_bucket == 0) &&
@@ -490,9 +514,10 @@ TEST(CorruptFilter, RandomTrailersNeverCrash) {
     ASSERT_EQ(ok, valid) << "round " << round << ": " << error;
     accepted += ok;
   }
-  std::printf("[ fuzz     ] %llu of %llu random trailers were valid and accepted\n",
-              static_cast<unsigned long long>(accepted),
-              static_cast<unsigned long long>(rounds));
+  std::printf(
+      "[ fuzz     ] %llu of %llu random trailers were valid and accepted\n",
+      static_cast<unsigned long long>(accepted),
+      static_cast<unsigned long long>(rounds));
   EXPECT_GT(accepted, 0u);
 }
 

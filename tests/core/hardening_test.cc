@@ -26,7 +26,9 @@ std::string Reencode(const std::string& bytes, Edit edit) {
   Trailer t;
   uint64_t table_bytes = 0;
   std::string error;
-  EXPECT_TRUE(DecodeFilter(bytes.data(), bytes.size(), &t, &table_bytes, &error)) << error;
+  EXPECT_TRUE(
+      DecodeFilter(bytes.data(), bytes.size(), &t, &table_bytes, &error))
+      << error;
   edit(&t);
   std::string out = bytes;
   EncodeTrailer(t, &out[0], table_bytes);
@@ -48,15 +50,19 @@ TEST(CountMismatch, DeserializeRejectsAWrongItemCount) {
   ASSERT_EQ(filter->Insert(h), InsertResult::kInserted);
   const std::string good = filter->Serialize();
   std::string error;
-  ASSERT_NE(CuckooFilter::Deserialize(good.data(), good.size(), &error), nullptr) << error;
+  ASSERT_NE(CuckooFilter::Deserialize(good.data(), good.size(), &error),
+            nullptr)
+      << error;
 
   for (uint64_t claimed : {uint64_t{0}, uint64_t{2}, uint64_t{7}}) {
-    const std::string bad = Reencode(good, [&](Trailer* t) { t->num_items = claimed; });
+    const std::string bad =
+        Reencode(good, [&](Trailer* t) { t->num_items = claimed; });
     // The mutable copy counts the occupied slots and refuses the block: a
     // copy that believed 0 items would underflow on Erase and serialize
     // bytes that Parse rejects.
     error.clear();
-    EXPECT_EQ(CuckooFilter::Deserialize(bad.data(), bad.size(), &error), nullptr)
+    EXPECT_EQ(CuckooFilter::Deserialize(bad.data(), bad.size(), &error),
+              nullptr)
         << "claimed " << claimed;
     EXPECT_NE(error.find("item count"), std::string::npos) << error;
     // The zero-copy view only reports the claim; lookups never depend on it.
@@ -84,7 +90,9 @@ TEST(CountMismatch, DeserializedCopyRoundTripsAfterErase) {
     EXPECT_EQ(copy->size(), 0u) << test::ConfigName(config);
     const std::string again = copy->Serialize();
     CuckooFilterView view;
-    EXPECT_TRUE(CuckooFilterView::Parse(again.data(), again.size(), &view, &error)) << error;
+    EXPECT_TRUE(
+        CuckooFilterView::Parse(again.data(), again.size(), &view, &error))
+        << error;
   }
 }
 
@@ -93,7 +101,8 @@ TEST(CountMismatch, DeserializedCopyRoundTripsAfterErase) {
 // Fills a filter until it reports full, erases every second stored item and
 // expects it to have left the full state: the erases made room in the
 // victim's component (they are spread over the whole table).
-void ExpectLeavesFullState(const FilterConfig& config, uint64_t expected_items) {
+void ExpectLeavesFullState(const FilterConfig& config,
+                           uint64_t expected_items) {
   auto filter = CuckooFilter::Create(config, expected_items);
   ASSERT_NE(filter, nullptr);
   std::vector<uint64_t> stored;
@@ -103,10 +112,13 @@ void ExpectLeavesFullState(const FilterConfig& config, uint64_t expected_items) 
     stored.push_back(h);
     ASSERT_LT(i, 4 * filter->stats().capacity) << "never went full";
   }
-  for (size_t k = 0; k < stored.size(); k += 2) ASSERT_TRUE(filter->Erase(stored[k]));
-  EXPECT_FALSE(filter->full()) << test::ConfigName(config) << " after erasing "
-                               << (stored.size() + 1) / 2 << " of " << stored.size();
-  for (size_t k = 1; k < stored.size(); k += 2) ASSERT_TRUE(filter->Contains(stored[k]));
+  for (size_t k = 0; k < stored.size(); k += 2)
+    ASSERT_TRUE(filter->Erase(stored[k]));
+  EXPECT_FALSE(filter->full())
+      << test::ConfigName(config) << " after erasing "
+      << (stored.size() + 1) / 2 << " of " << stored.size();
+  for (size_t k = 1; k < stored.size(); k += 2)
+    ASSERT_TRUE(filter->Contains(stored[k]));
 }
 
 TEST(FullAfterErase, SmallFingerprints) {
@@ -136,7 +148,8 @@ TEST(FullAfterErase, ClosedComponentStaysFullUntilOneOfItsItemsIsErased) {
   for (int b : {1, 2, 4, 8}) {
     auto filter = CuckooFilter::Create(test::MakeConfig(12, b), 1000);
     const auto others = Hashes(300, "other");
-    for (uint64_t h : others) ASSERT_EQ(filter->Insert(h), InsertResult::kInserted);
+    for (uint64_t h : others)
+      ASSERT_EQ(filter->Insert(h), InsertResult::kInserted);
     const uint64_t dup = HashKey("duplicate");
     InsertResult last = InsertResult::kInserted;
     int copies = 0;
@@ -170,10 +183,12 @@ TEST(BlockChecksum, AnyFlippedTableBitIsRejected) {
       bad[bit / 8] ^= static_cast<char>(1 << (bit % 8));
       CuckooFilterView view;
       std::string error;
-      ASSERT_FALSE(CuckooFilterView::Parse(bad.data(), bad.size(), &view, &error))
+      ASSERT_FALSE(
+          CuckooFilterView::Parse(bad.data(), bad.size(), &view, &error))
           << test::ConfigName(config) << " bit " << bit;
       EXPECT_NE(error.find("block checksum"), std::string::npos) << error;
-      EXPECT_EQ(CuckooFilter::Deserialize(bad.data(), bad.size(), &error), nullptr);
+      EXPECT_EQ(CuckooFilter::Deserialize(bad.data(), bad.size(), &error),
+                nullptr);
     }
   }
 }
@@ -188,7 +203,8 @@ TEST(BlockChecksum, VersionOneBlocksAreStillRead) {
   ASSERT_EQ(v1.back(), 1);
   CuckooFilterView view;
   std::string error;
-  ASSERT_TRUE(CuckooFilterView::Parse(v1.data(), v1.size(), &view, &error)) << error;
+  ASSERT_TRUE(CuckooFilterView::Parse(v1.data(), v1.size(), &view, &error))
+      << error;
   for (uint64_t h : hashes) ASSERT_TRUE(view.Contains(h));
   auto copy = CuckooFilter::Deserialize(v1.data(), v1.size(), &error);
   ASSERT_NE(copy, nullptr) << error;
@@ -197,7 +213,8 @@ TEST(BlockChecksum, VersionOneBlocksAreStillRead) {
   // Version 1 only covers the trailer: table damage goes unnoticed there.
   std::string damaged = v1;
   damaged[0] ^= 1;
-  EXPECT_TRUE(CuckooFilterView::Parse(damaged.data(), damaged.size(), &view, &error));
+  EXPECT_TRUE(
+      CuckooFilterView::Parse(damaged.data(), damaged.size(), &view, &error));
 }
 
 }  // namespace

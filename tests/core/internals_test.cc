@@ -118,7 +118,7 @@ void CheckCodec(std::mt19937_64* rng) {
   const uint32_t max_fp = S::kFpMask;
   // Probes: every fingerprint for small f; otherwise the entries, their
   // one-bit neighbours and random values.
-  auto probes_for = [&](const uint32_t (&e)[S::kSlots]) {
+  auto probes_for = [&](const uint32_t(&e)[S::kSlots]) {
     std::vector<uint32_t> probes;
     if (S::kFpBits <= 8) {
       for (uint32_t fp = 1; fp <= max_fp; ++fp) probes.push_back(fp);
@@ -126,7 +126,8 @@ void CheckCodec(std::mt19937_64* rng) {
     }
     for (uint32_t x : e) {
       probes.push_back(x);
-      for (int bit = 0; bit < S::kFpBits; ++bit) probes.push_back((x ^ (1u << bit)) & max_fp);
+      for (int bit = 0; bit < S::kFpBits; ++bit)
+        probes.push_back((x ^ (1u << bit)) & max_fp);
       probes.push_back((x + 1) & max_fp);
       probes.push_back((x - 1) & max_fp);
     }
@@ -142,12 +143,14 @@ void CheckCodec(std::mt19937_64* rng) {
       const uint32_t packed = kSemiSortDecode[r];
       uint32_t e[4];
       for (int j = 0; j < 4; ++j) {
-        const uint32_t low = static_cast<uint32_t>((*rng)()) & ((1u << S::kLowBits) - 1);
+        const uint32_t low =
+            static_cast<uint32_t>((*rng)()) & ((1u << S::kLowBits) - 1);
         e[j] = (((packed >> (4 * j)) & 15) << S::kLowBits) | low;
       }
       std::shuffle(e, e + 4, *rng);
-      std::vector<uint32_t> probes =
-          S::kFpBits <= 8 || r % 64 == 0 ? probes_for(e) : std::vector<uint32_t>();
+      std::vector<uint32_t> probes = S::kFpBits <= 8 || r % 64 == 0
+                                         ? probes_for(e)
+                                         : std::vector<uint32_t>();
       if (probes.empty()) {
         for (uint32_t x : e) {
           probes.push_back(x);
@@ -163,14 +166,22 @@ void CheckCodec(std::mt19937_64* rng) {
     uint32_t e[S::kSlots];
     for (uint32_t& x : e) {
       switch ((*rng)() % 5) {
-        case 0: x = 0; break;                                  // empty
-        case 1: x = max_fp; break;                             // all ones
-        case 2: x = static_cast<uint32_t>((*rng)() % 3) + 1; break;  // tiny
-        default: x = fx.RandomFp();
+        case 0:
+          x = 0;
+          break;  // empty
+        case 1:
+          x = max_fp;
+          break;  // all ones
+        case 2:
+          x = static_cast<uint32_t>((*rng)() % 3) + 1;
+          break;  // tiny
+        default:
+          x = fx.RandomFp();
       }
     }
     if (round % 7 == 0) {  // near-duplicates: one-bit neighbours of slot 0
-      for (int j = 1; j < S::kSlots; ++j) e[j] = e[0] ^ (1u << ((*rng)() % S::kFpBits));
+      for (int j = 1; j < S::kSlots; ++j)
+        e[j] = e[0] ^ (1u << ((*rng)() % S::kFpBits));
       for (uint32_t& x : e) x &= max_fp;
     }
     CheckBucket<S>(&fx, e, probes_for(e));
@@ -185,9 +196,9 @@ TEST(BucketCodecTest, EveryConfigurationRoundTripsAndProbesExactly) {
   std::mt19937_64 rng(800);
   for (const FilterConfig& c : test::AllConfigs()) {
     SCOPED_TRACE(test::ConfigName(c));
-    const bool dispatched =
-        DispatchSettings(c.fingerprint_bits, c.bucket_size, c.semi_sort,
-                         [&](auto settings) { CheckCodec<decltype(settings)>(&rng); });
+    const bool dispatched = DispatchSettings(
+        c.fingerprint_bits, c.bucket_size, c.semi_sort,
+        [&](auto settings) { CheckCodec<decltype(settings)>(&rng); });
     ASSERT_TRUE(dispatched);
     if (HasFatalFailure()) return;
   }
@@ -237,8 +248,9 @@ TEST(BucketCodecTest, ZeroLaneMasksAreExact) {
 // -------------------------------------------------------------- hashing
 
 TEST(Hashing, FingerprintIsNeverZeroAndCoversTheRange) {
-  const uint64_t extremes[] = {0, ~uint64_t{0}, uint64_t{0xffffffff} << 32,
-                               0xffffffff, uint64_t{1} << 63, 1};
+  const uint64_t extremes[] = {
+      0,          ~uint64_t{0},      uint64_t{0xffffffff} << 32,
+      0xffffffff, uint64_t{1} << 63, 1};
   for (int f : {4, 5, 8, 12, 13, 16, 32}) {
     DispatchSettings(f, 4, false, [&](auto settings) {
       using S = decltype(settings);
@@ -256,17 +268,21 @@ TEST(Hashing, FingerprintIsNeverZeroAndCoversTheRange) {
   test::KeyStream keys(802);
   for (uint64_t i = 0; i < 150000; ++i) ++counts[FingerprintOf<4>(keys.Key(i))];
   EXPECT_EQ(counts[0], 0u);
-  for (int fp = 1; fp < 16; ++fp) EXPECT_NEAR(double(counts[fp]), 10000, 500) << fp;
+  for (int fp = 1; fp < 16; ++fp)
+    EXPECT_NEAR(double(counts[fp]), 10000, 500) << fp;
 }
 
 TEST(Hashing, AltBucketIsAnInvolutionWithDistinctBuckets) {
   std::mt19937_64 rng(803);
-  const uint32_t sizes[] = {2, 4, 6, 10, 1000, 1000004, 1u << 20, 2631580,
-                            static_cast<uint32_t>(kMaxBuckets)};
+  const uint32_t sizes[] = {
+      2,        4,       6,
+      10,       1000,    1000004,
+      1u << 20, 2631580, static_cast<uint32_t>(kMaxBuckets)};
   for (uint32_t m : sizes) {
     for (int round = 0; round < 20000; ++round) {
       const uint32_t i = round < 3 ? uint32_t(round % m)
-                                   : (round < 6 ? m - 1 - uint32_t(round % 2) : PrimaryBucket(rng(), m));
+                                   : (round < 6 ? m - 1 - uint32_t(round % 2)
+                                                : PrimaryBucket(rng(), m));
       const uint32_t fp = static_cast<uint32_t>(rng());
       const uint32_t seed = round % 2 ? 0 : static_cast<uint32_t>(rng());
       ASSERT_LT(i, m);
@@ -294,7 +310,8 @@ TEST(Hashing, PrimaryBucketInRange) {
   for (uint32_t m : {2u, 6u, 1000004u, static_cast<uint32_t>(kMaxBuckets)}) {
     EXPECT_EQ(PrimaryBucket(0, m), 0u);
     EXPECT_EQ(PrimaryBucket(~uint64_t{0}, m), m - 1);
-    EXPECT_EQ(PrimaryBucket(uint64_t{0xffffffff} << 32, m), 0u);  // low bits only
+    EXPECT_EQ(PrimaryBucket(uint64_t{0xffffffff} << 32, m),
+              0u);  // low bits only
   }
 }
 
@@ -314,8 +331,8 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
                                       config.bucket_size, config.semi_sort);
     ASSERT_NE(ops, nullptr);
     const detail::ProbeParams p = ops->probe_params();
-    const bool wide = config.bucket_size * config.fingerprint_bits > 64 &&
-                      !config.semi_sort;
+    const bool wide =
+        config.bucket_size * config.fingerprint_bits > 64 && !config.semi_sort;
     const bool narrow_semi = config.semi_sort && config.fingerprint_bits < 8;
     // Plain b*f <= 64 and semi-sorted f >= 8 are inline; the rest is not
     // (b = 8 with f = 15/16 pack 120/128 bits).
@@ -334,7 +351,8 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
     const std::string bytes = filter->Serialize();
     CuckooFilterView view;
     std::string error;
-    ASSERT_TRUE(CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
+    ASSERT_TRUE(
+        CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
         << error;
     TableRef ref;
     ref.table = view.table();
@@ -371,7 +389,8 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
 TEST(VictimSlot, HoldsAStoredItemAndErasingItReadmits) {
   for (int b : {1, 2, 4, 8}) {
     SCOPED_TRACE("b=" + std::to_string(b));
-    auto filter = CuckooFilter::CreateWithBuckets(test::MakeConfig(16, b), 1002);
+    auto filter =
+        CuckooFilter::CreateWithBuckets(test::MakeConfig(16, b), 1002);
     test::KeyStream keys(804);
     std::vector<uint64_t> stored;
     InsertResult r = InsertResult::kInserted;
@@ -388,7 +407,8 @@ TEST(VictimSlot, HoldsAStoredItemAndErasingItReadmits) {
     for (uint64_t h : stored) {
       const uint32_t fp = FingerprintOf<16>(h);
       const uint32_t i1 = PrimaryBucket(h, 1002);
-      if (fp == vfp && (i1 == vbucket || AltBucket(i1, fp, 1002, 0) == vbucket)) {
+      if (fp == vfp &&
+          (i1 == vbucket || AltBucket(i1, fp, 1002, 0) == vbucket)) {
         owners.push_back(h);
       }
     }

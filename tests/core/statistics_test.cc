@@ -26,8 +26,8 @@ struct LoadCase {
   int b;
   int f;
   bool semi_sort;
-  uint64_t buckets;   // requested; odd requests round up to even
-  double min_load;    // the issue's bound for this b
+  uint64_t buckets;  // requested; odd requests round up to even
+  double min_load;   // the issue's bound for this b
 };
 
 std::string LoadCaseName(const ::testing::TestParamInfo<LoadCase>& info) {
@@ -94,8 +94,8 @@ TEST_P(LoadFactorTest, ReachedBeforeFirstFailure) {
   EXPECT_EQ(missing, 0u) << "false negatives at the load limit";
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue, LoadFactorTest, ::testing::ValuesIn(LoadCases()),
-                         LoadCaseName);
+INSTANTIATE_TEST_SUITE_P(Issue, LoadFactorTest,
+                         ::testing::ValuesIn(LoadCases()), LoadCaseName);
 
 // ------------------------------------------------------------------- FPR
 
@@ -127,18 +127,19 @@ class FprTest : public ::testing::TestWithParam<FprCase> {
     std::unique_ptr<bool[]> out(new bool[batch.size()]);
     for (uint64_t done = 0; done < n; done += batch.size()) {
       const size_t len = std::min<uint64_t>(batch.size(), n - done);
-      for (size_t k = 0; k < len; ++k) batch[k] = keys.Absent(absent_from + done + k);
+      for (size_t k = 0; k < len; ++k)
+        batch[k] = keys.Absent(absent_from + done + k);
       filter.ContainsBatch(batch.data(), len, out.get());
       for (size_t k = 0; k < len; ++k) positives += out[k];
     }
     const double measured = double(positives) / double(n);
-    std::printf("[ fpr      ] f=%d b=4%s %-12s load %.4f  %.3f bits/item  "
-                "measured %.6f%%  expected %.6f%%  2b*load/2^f %.6f%%  "
-                "(%llu probes)\n",
-                f, filter.config().semi_sort ? " semi-sorted" : "", phase,
-                s.load_factor, s.bits_per_item, 100 * measured,
-                100 * s.expected_fpr, 100 * paper,
-                static_cast<unsigned long long>(n));
+    std::printf(
+        "[ fpr      ] f=%d b=4%s %-12s load %.4f  %.3f bits/item  "
+        "measured %.6f%%  expected %.6f%%  2b*load/2^f %.6f%%  "
+        "(%llu probes)\n",
+        f, filter.config().semi_sort ? " semi-sorted" : "", phase,
+        s.load_factor, s.bits_per_item, 100 * measured, 100 * s.expected_fpr,
+        100 * paper, static_cast<unsigned long long>(n));
     std::string why;
     if (test::kSmall) {
       EXPECT_TRUE(test::WithinBinomialBound(positives, n, s.expected_fpr, 0.15,
@@ -187,15 +188,16 @@ TEST_P(FprTest, MeasuredWithin15PercentThenAfterEraseHalf) {
   CheckFpr(*filter, keys, uint64_t{1} << 40, "erased half");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Issue, FprTest,
-    ::testing::Values(FprCase{8, false}, FprCase{12, false}, FprCase{16, false},
-                      FprCase{8, true}, FprCase{12, true}, FprCase{13, true},
-                      FprCase{16, true}),
-    [](const ::testing::TestParamInfo<FprCase>& info) {
-      return "f" + std::to_string(info.param.f) +
-             (info.param.semi_sort ? "_ss" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(Issue, FprTest,
+                         ::testing::Values(FprCase{8, false},
+                                           FprCase{12, false},
+                                           FprCase{16, false}, FprCase{8, true},
+                                           FprCase{12, true}, FprCase{13, true},
+                                           FprCase{16, true}),
+                         [](const ::testing::TestParamInfo<FprCase>& info) {
+                           return "f" + std::to_string(info.param.f) +
+                                  (info.param.semi_sort ? "_ss" : "");
+                         });
 
 // ----------------------------------------------- semi-sort vs plain filter
 
@@ -208,8 +210,10 @@ class SemiSortEquivalenceTest : public ::testing::TestWithParam<int> {};
 TEST_P(SemiSortEquivalenceTest, AnswersExactlyLikePlain) {
   const int f = GetParam();
   const uint64_t m = Size((uint64_t{1} << 16) + 2, 4098);
-  auto plain = CuckooFilter::CreateWithBuckets(test::MakeConfig(f, 4, false, 77), m);
-  auto semi = CuckooFilter::CreateWithBuckets(test::MakeConfig(f, 4, true, 77), m);
+  auto plain =
+      CuckooFilter::CreateWithBuckets(test::MakeConfig(f, 4, false, 77), m);
+  auto semi =
+      CuckooFilter::CreateWithBuckets(test::MakeConfig(f, 4, true, 77), m);
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(semi, nullptr);
   EXPECT_LT(semi->stats().table_bytes, plain->stats().table_bytes);

@@ -109,8 +109,7 @@ class KeyStream {
 // of up to max(rel * mean, sigmas * stddev) + 3 (the +3 keeps tiny expected
 // counts, e.g. f = 32, from failing on a single hit).
 inline bool WithinBinomialBound(uint64_t count, uint64_t trials, double p,
-                                double rel, double sigmas,
-                                std::string* why) {
+                                double rel, double sigmas, std::string* why) {
   const double mean = double(trials) * p;
   const double sd = std::sqrt(double(trials) * p * (1 - p));
   const double slack = std::max(rel * mean, sigmas * sd) + 3.0;
@@ -135,7 +134,8 @@ inline ::testing::AssertionResult SameBytes(const std::string& a,
   while (a[k] == b[k]) ++k;
   auto failure = ::testing::AssertionFailure();
   failure << "first difference at byte " << k << " of " << a.size();
-  if (k + 32 >= a.size()) failure << " (trailer offset " << k + 32 - a.size() << ")";
+  if (k + 32 >= a.size())
+    failure << " (trailer offset " << k + 32 - a.size() << ")";
   failure << ": " << int(static_cast<unsigned char>(a[k])) << " vs "
           << int(static_cast<unsigned char>(b[k]));
   return failure;

@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
           filter->Insert(cuckoo::HashKey("seed" + std::to_string(k)));
         }
         const std::string bytes = filter->Serialize();
-        const std::string path = std::string(argv[1]) + "/f" + std::to_string(f) + "_b" +
-                                 std::to_string(b) + (semi ? "_ss" : "");
+        const std::string path = std::string(argv[1]) + "/f" +
+                                 std::to_string(f) + "_b" + std::to_string(b) +
+                                 (semi ? "_ss" : "");
         std::FILE* out = std::fopen(path.c_str(), "wb");
         if (out == nullptr) return 1;
         std::fwrite(bytes.data(), 1, bytes.size(), out);

@@ -33,7 +33,8 @@ void Check(bool condition, const char* what) {
 void FuzzOne(const char* bytes, size_t size) {
   cuckoo::CuckooFilterView view;
   std::string error;
-  const bool parsed = cuckoo::CuckooFilterView::Parse(bytes, size, &view, &error);
+  const bool parsed =
+      cuckoo::CuckooFilterView::Parse(bytes, size, &view, &error);
   Check(parsed == view.valid(), "valid() disagrees with Parse");
   std::unique_ptr<cuckoo::CuckooFilter> copy =
       cuckoo::CuckooFilter::Deserialize(bytes, size, &error);
@@ -43,9 +44,11 @@ void FuzzOne(const char* bytes, size_t size) {
   }
   uint64_t hashes[16];
   bool found[16];
-  for (int k = 0; k < 16; ++k) hashes[k] = cuckoo::HashKey(std::string(1, char(k)));
+  for (int k = 0; k < 16; ++k)
+    hashes[k] = cuckoo::HashKey(std::string(1, char(k)));
   view.ContainsBatch(hashes, 16, found);
-  for (int k = 0; k < 16; ++k) Check(found[k] == view.Contains(hashes[k]), "batch != single");
+  for (int k = 0; k < 16; ++k)
+    Check(found[k] == view.Contains(hashes[k]), "batch != single");
   (void)view.stats();
   if (copy == nullptr) return;  // a count the table does not hold
 
@@ -58,9 +61,11 @@ void FuzzOne(const char* bytes, size_t size) {
   }
   const std::string again = copy->Serialize();
   cuckoo::CuckooFilterView reparsed;
-  Check(cuckoo::CuckooFilterView::Parse(again.data(), again.size(), &reparsed, &error),
+  Check(cuckoo::CuckooFilterView::Parse(again.data(), again.size(), &reparsed,
+                                        &error),
         "a deserialized copy's Serialize() does not parse");
-  Check(cuckoo::CuckooFilter::Deserialize(again.data(), again.size(), &error) != nullptr,
+  Check(cuckoo::CuckooFilter::Deserialize(again.data(), again.size(), &error) !=
+            nullptr,
         "a deserialized copy's Serialize() does not deserialize");
 }
 

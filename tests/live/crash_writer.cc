@@ -1,7 +1,8 @@
 // Test helper process: opens a FilteredDB, writes, and exits WITHOUT closing
 // the DB (no flush, no snapshot: the on-disk state a crash leaves behind).
 //
-//   live_crash_writer <db> <snapshot_dir|-> <put_begin> <put_end> <del_begin> <del_end> [flags]
+//   live_crash_writer <db> <snapshot_dir|-> <put_begin> <put_end> <del_begin>
+//   <del_end> [flags]
 //
 // Puts Key(i) = "value<i>" for i in [put_begin, put_end), then deletes
 // Key(i) for i in [del_begin, del_end). Prints "snapshot=<status>" first.
@@ -19,22 +20,30 @@
 
 #if defined(__SANITIZE_THREAD__)
 // Exiting with a background thread running is the point of this program.
-extern "C" const char* __tsan_default_options() { return "report_thread_leaks=0"; }
+extern "C" const char* __tsan_default_options() {
+  return "report_thread_leaks=0";
+}
 #endif
 
 int main(int argc, char** argv) {
   using rocksdb_cuckoo::FilteredDB;
   using rocksdb_cuckoo::test::Key;
   if (argc != 7 && argc != 8) {
-    fprintf(stderr, "usage: %s db snapshot_dir put_begin put_end del_begin del_end [flags]\n",
+    fprintf(stderr,
+            "usage: %s db snapshot_dir put_begin put_end del_begin del_end "
+            "[flags]\n",
             argv[0]);
     return 1;
   }
-  rocksdb_cuckoo::FilteredDBOptions fopts = rocksdb_cuckoo::test::SmallFilterOptions();
+  rocksdb_cuckoo::FilteredDBOptions fopts =
+      rocksdb_cuckoo::test::SmallFilterOptions();
   if (std::string(argv[2]) != "-") fopts.snapshot_dir = argv[2];
   std::unique_ptr<FilteredDB> db;
   const std::string flags = argc == 8 ? argv[7] : "";
-  auto has = [&](const char* f) { return ("," + flags + ",").find(std::string(",") + f + ",") != std::string::npos; };
+  auto has = [&](const char* f) {
+    return ("," + flags + ",").find(std::string(",") + f + ",") !=
+           std::string::npos;
+  };
   ROCKSDB_NAMESPACE::Options options = rocksdb_cuckoo::test::TestOptions();
   options.manual_wal_flush = has("manual_wal");
   ROCKSDB_NAMESPACE::Status s = FilteredDB::Open(options, argv[1], fopts, &db);

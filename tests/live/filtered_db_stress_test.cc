@@ -38,12 +38,13 @@ constexpr uint64_t kMinWrites = 60000;
 
 std::string WKey(int writer, int64_t index) {
   char buf[40];
-  snprintf(buf, sizeof(buf), "w%d_%010lld", writer, static_cast<long long>(index));
+  snprintf(buf, sizeof(buf), "w%d_%010lld", writer,
+           static_cast<long long>(index));
   return buf;
 }
 
 struct alignas(64) WriterState {
-  std::atomic<int64_t> created{0};         // keys [0, created) were Put (returned)
+  std::atomic<int64_t> created{0};  // keys [0, created) were Put (returned)
   std::atomic<int64_t> delete_started{0};  // keys < this may be (being) deleted
   std::atomic<uint64_t> ops{0};
 };
@@ -52,11 +53,13 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   test::TempDir dir;
   FilteredDBOptions fopts = test::SmallFilterOptions(256);
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
 
   double min_seconds = 0;
-  if (const char* env = getenv("CUCKOO_STRESS_SECONDS")) min_seconds = atof(env);
+  if (const char* env = getenv("CUCKOO_STRESS_SECONDS"))
+    min_seconds = atof(env);
 
   WriterState writers[kWriters];
   std::atomic<bool> stop{false};
@@ -89,7 +92,8 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
           WriteBatch batch;
           const int puts = 1 + static_cast<int>(rng() % 8);
           const int dels = static_cast<int>(rng() % 4);
-          for (int j = 0; j < puts; ++j) fail(batch.Put(WKey(w, next + j), "b"));
+          for (int j = 0; j < puts; ++j)
+            fail(batch.Put(WKey(w, next + j), "b"));
           if (next > oldest + 10) {
             fail(batch.Put(WKey(w, next - 1), "overwrite"));
             fail(batch.Merge(WKey(w, next - 2), "+m"));
@@ -97,8 +101,10 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
             rewritten.insert(next - 2);
           }
           const int64_t del_end = std::min(oldest + dels, next - 2);
-          if (del_end > oldest) st.delete_started.store(del_end, std::memory_order_release);
-          for (int64_t k = oldest; k < del_end; ++k) fail(batch.Delete(WKey(w, k)));
+          if (del_end > oldest)
+            st.delete_started.store(del_end, std::memory_order_release);
+          for (int64_t k = oldest; k < del_end; ++k)
+            fail(batch.Delete(WKey(w, k)));
           fail(db->Write(WriteOptions(), &batch));
           oldest = std::max(oldest, del_end);
           next += puts;
@@ -128,9 +134,10 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
         } else if (oldest + 20 < next) {
           const int64_t end = oldest + 1 + static_cast<int64_t>(rng() % 20);
           st.delete_started.store(end, std::memory_order_release);
-          fail(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), WKey(w, oldest),
-                               WKey(w, end)));
-          st.ops.fetch_add(static_cast<uint64_t>(end - oldest), std::memory_order_relaxed);
+          fail(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(),
+                               WKey(w, oldest), WKey(w, end)));
+          st.ops.fetch_add(static_cast<uint64_t>(end - oldest),
+                           std::memory_order_relaxed);
           oldest = end;
         }
       }
@@ -147,7 +154,8 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
       std::vector<Status> statuses(8);
       while (!stop.load(std::memory_order_relaxed)) {
         const int w = static_cast<int>(rng() % kWriters);
-        const int64_t created = writers[w].created.load(std::memory_order_acquire);
+        const int64_t created =
+            writers[w].created.load(std::memory_order_acquire);
         if (created == 0) {
           std::this_thread::yield();
           continue;
@@ -155,7 +163,8 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
         const int64_t lo = std::max<int64_t>(0, created - kWindow - 50);
         const int mode = static_cast<int>(rng() % 10);
         if (mode < 5) {
-          const int64_t k = lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
+          const int64_t k =
+              lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
           std::string value;
           const Status s = db->Get(ReadOptions(), WKey(w, k), &value);
           ++local_reads;
@@ -165,14 +174,16 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
           }
         } else if (mode < 8) {
           for (int j = 0; j < 8; ++j) {
-            index[j] = lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
+            index[j] =
+                lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
             key_strings[j] = WKey(w, index[j]);
             keys[j] = key_strings[j];
           }
-          db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), 8, keys.data(), values.data(),
-                       statuses.data());
+          db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), 8, keys.data(),
+                       values.data(), statuses.data());
           local_reads += 8;
-          const int64_t deleting = writers[w].delete_started.load(std::memory_order_acquire);
+          const int64_t deleting =
+              writers[w].delete_started.load(std::memory_order_acquire);
           for (int j = 0; j < 8; ++j) {
             if (index[j] >= deleting) {
               ++local_checked;
@@ -180,7 +191,8 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
             }
           }
         } else {
-          const int64_t k = lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
+          const int64_t k =
+              lo + static_cast<int64_t>(rng() % uint64_t(created - lo));
           const bool maybe = filter->MayContain(WKey(w, k));
           ++local_reads;
           if (k >= writers[w].delete_started.load(std::memory_order_acquire)) {
@@ -189,7 +201,8 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
           }
           // Never-written keys are NotFound.
           std::string value;
-          if (!db->Get(ReadOptions(), "never_" + std::to_string(rng()), &value).IsNotFound()) {
+          if (!db->Get(ReadOptions(), "never_" + std::to_string(rng()), &value)
+                   .IsNotFound()) {
             errors.fetch_add(1);
           }
         }
@@ -204,14 +217,16 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     uint64_t writes = 0;
     for (auto& w : writers) writes += w.ops.load();
     LiveKeyFilterStats s;
     db->GetFilterStats(nullptr, &s);
     // Reads are only summed at the end; the filter's lookup counter is a
     // lower bound of them meanwhile.
-    const bool enough = writes >= kMinWrites && writes + s.lookups >= kMinTotalOps;
+    const bool enough =
+        writes >= kMinWrites && writes + s.lookups >= kMinTotalOps;
     if ((enough && elapsed >= min_seconds) || elapsed >= kMaxSeconds) break;
   }
   stop = true;
@@ -222,10 +237,12 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   db->WaitForFilterRebuilds();
   LiveKeyFilterStats s;
   ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
-  printf("stress: %llu write ops, %llu reads, %llu checked, %llu growths, %llu read retries\n",
-         (unsigned long long)writes, (unsigned long long)reads.load(),
-         (unsigned long long)checked.load(), (unsigned long long)s.growths,
-         (unsigned long long)s.read_retries);
+  printf(
+      "stress: %llu write ops, %llu reads, %llu checked, %llu growths, %llu "
+      "read retries\n",
+      (unsigned long long)writes, (unsigned long long)reads.load(),
+      (unsigned long long)checked.load(), (unsigned long long)s.growths,
+      (unsigned long long)s.read_retries);
   EXPECT_EQ(errors.load(), 0u);
   EXPECT_EQ(false_negatives.load(), 0u);
   EXPECT_GE(writes + reads.load(), 100000u);
@@ -233,11 +250,13 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   EXPECT_GE(s.growths, 3u);
 
   // Afterwards the filter is exact: one fingerprint per live key.
-  std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it(db->NewIterator(ReadOptions()));
+  std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it(
+      db->NewIterator(ReadOptions()));
   uint64_t live = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     ++live;
-    ASSERT_TRUE(filter->MayContain(std::string_view(it->key().data(), it->key().size())));
+    ASSERT_TRUE(filter->MayContain(
+        std::string_view(it->key().data(), it->key().size())));
   }
   ASSERT_TRUE(it->status().ok());
   EXPECT_EQ(filter->size(), live);

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "open_db.h"
 #include "rocksdb/sst_file_writer.h"
 #include "rocksdb/utilities/checkpoint.h"
-#include "open_db.h"
 #include "test_util.h"
 
 #ifndef CUCKOO_CRASH_WRITER
@@ -99,11 +99,21 @@ void ApplyToModel(const ModelOp& op, Model* model) {
 
 void AddToBatch(const ModelOp& op, WriteBatch* batch) {
   switch (op.type) {
-    case ModelOp::kPut: ASSERT_TRUE(batch->Put(op.key, op.arg).ok()); break;
-    case ModelOp::kDelete: ASSERT_TRUE(batch->Delete(op.key).ok()); break;
-    case ModelOp::kSingleDelete: ASSERT_TRUE(batch->SingleDelete(op.key).ok()); break;
-    case ModelOp::kMerge: ASSERT_TRUE(batch->Merge(op.key, op.arg).ok()); break;
-    case ModelOp::kDeleteRange: ASSERT_TRUE(batch->DeleteRange(op.key, op.arg).ok()); break;
+    case ModelOp::kPut:
+      ASSERT_TRUE(batch->Put(op.key, op.arg).ok());
+      break;
+    case ModelOp::kDelete:
+      ASSERT_TRUE(batch->Delete(op.key).ok());
+      break;
+    case ModelOp::kSingleDelete:
+      ASSERT_TRUE(batch->SingleDelete(op.key).ok());
+      break;
+    case ModelOp::kMerge:
+      ASSERT_TRUE(batch->Merge(op.key, op.arg).ok());
+      break;
+    case ModelOp::kDeleteRange:
+      ASSERT_TRUE(batch->DeleteRange(op.key, op.arg).ok());
+      break;
   }
 }
 
@@ -112,7 +122,9 @@ void AddToBatch(const ModelOp& op, WriteBatch* batch) {
 TEST(FilteredDB, PutGetDeleteAndCounters) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
   ASSERT_TRUE(db->HasFilter(nullptr));
   ASSERT_TRUE(db->Put(WriteOptions(), "apple", "red").ok());
   std::string value;
@@ -170,7 +182,8 @@ TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.assume_unique_writes = true;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   Model model;
   for (int i = 0; i < 3000; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
@@ -183,7 +196,8 @@ TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3000));
   const LiveKeyFilterStats s = Stats(db.get());
   EXPECT_EQ(s.maybe_checks, 0u);
-  EXPECT_GE(s.assumed_unique, 2000u);  // every delete, plus puts on false positives
+  EXPECT_GE(s.assumed_unique,
+            2000u);  // every delete, plus puts on false positives
   // Merge is still checked.
   ASSERT_TRUE(db->Merge(WriteOptions(), Key(2999), "x").ok());
   EXPECT_EQ(Stats(db.get()).maybe_checks, 1u);
@@ -192,7 +206,9 @@ TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
 TEST(FilteredDB, ReadsWithASnapshotBypassTheFilter) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "old").ok());
   const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
@@ -208,8 +224,11 @@ TEST(FilteredDB, ReadsWithASnapshotBypassTheFilter) {
 TEST(FilteredDB, MultiGetBothInterfaces) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
-  for (int i = 0; i < 100; i += 2) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
+  for (int i = 0; i < 100; i += 2)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
   std::vector<std::string> key_strings;
   for (int i = 0; i < 100; ++i) key_strings.push_back(Key(i));
   std::vector<Slice> keys(key_strings.begin(), key_strings.end());
@@ -227,8 +246,8 @@ TEST(FilteredDB, MultiGetBothInterfaces) {
   }
   std::vector<PinnableSlice> pvalues(100);
   std::vector<Status> pst(100);
-  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(), keys.data(),
-               pvalues.data(), pst.data(), /*sorted_input=*/true);
+  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(),
+               keys.data(), pvalues.data(), pst.data(), /*sorted_input=*/true);
   for (int i = 0; i < 100; ++i) {
     if (i % 2 == 0) {
       ASSERT_TRUE(pst[i].ok()) << i;
@@ -258,12 +277,14 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
   TempDir dir;
   const int kUniverse = 1500;
   const int kSteps = 2500;
-  FilteredDBOptions fopts = test::SmallFilterOptions(128);  // grows several times
+  FilteredDBOptions fopts =
+      test::SmallFilterOptions(128);  // grows several times
   fopts.assume_unique_writes = param.assume_unique;
   fopts.background_growth = param.background_growth;
   fopts.snapshot_dir = dir.Sub("snapshots");
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
   Model model;
   std::set<std::string> single_ok;  // live keys written by exactly one Put
   std::mt19937 rng(param.assume_unique ? 17 : 23);
@@ -291,7 +312,10 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
       const std::string k = param.assume_unique ? absent_key() : random_key();
       if (k.empty()) continue;
       ASSERT_TRUE(db->Put(WriteOptions(), k, value).ok());
-      if (model.count(k)) single_ok.erase(k); else single_ok.insert(k);
+      if (model.count(k))
+        single_ok.erase(k);
+      else
+        single_ok.insert(k);
       model[k] = value;
     } else if (choice < 55) {
       const std::string k = param.assume_unique ? live_key() : random_key();
@@ -314,8 +338,12 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
       std::string a = random_key(), b = random_key();
       if (b < a) std::swap(a, b);
       // Keep ranges short most of the time.
-      if (rng() % 4 != 0) b = Key(std::min(kUniverse, std::stoi(a.substr(3)) + 1 + int(rng() % 30)));
-      ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), a, b).ok());
+      if (rng() % 4 != 0)
+        b = Key(
+            std::min(kUniverse, std::stoi(a.substr(3)) + 1 + int(rng() % 30)));
+      ASSERT_TRUE(
+          db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), a, b)
+              .ok());
       ApplyToModel(ModelOp{ModelOp::kDeleteRange, a, b}, &model);
       for (auto it = single_ok.begin(); it != single_ok.end();) {
         it = model.count(*it) ? std::next(it) : single_ok.erase(it);
@@ -333,7 +361,8 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
         if (param.assume_unique) {
           // Distinct keys; creates absent keys, deletes live ones.
           if (kind < 5) {
-            op = ModelOp{ModelOp::kPut, absent_key(), value + "b" + std::to_string(j)};
+            op = ModelOp{ModelOp::kPut, absent_key(),
+                         value + "b" + std::to_string(j)};
             if (op.key.empty() || after.count(op.key)) continue;
           } else if (kind < 9) {
             op = ModelOp{ModelOp::kDelete, live_key(), ""};
@@ -343,7 +372,8 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
             op = ModelOp{ModelOp::kDeleteRange, a,
                          Key(std::min(kUniverse, std::stoi(a.substr(3)) + 5))};
           }
-          if (op.type != ModelOp::kDeleteRange && !used.insert(op.key).second) continue;
+          if (op.type != ModelOp::kDeleteRange && !used.insert(op.key).second)
+            continue;
         } else {
           const std::string k = random_key();
           if (kind < 4) {
@@ -354,7 +384,8 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
             op = ModelOp{ModelOp::kMerge, k, "+b"};
           } else {
             op = ModelOp{ModelOp::kDeleteRange, k,
-                         Key(std::min(kUniverse, std::stoi(k.substr(3)) + 1 + int(rng() % 10)))};
+                         Key(std::min(kUniverse, std::stoi(k.substr(3)) + 1 +
+                                                     int(rng() % 10)))};
           }
         }
         ApplyToModel(op, &after);
@@ -375,11 +406,14 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
         std::error_code ec;
         std::filesystem::remove_all(fopts.snapshot_dir, ec);
       }
-      ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+      ASSERT_TRUE(
+          FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db)
+              .ok());
       ++reopens;
     }
     if (step % 100 == 99) {
-      ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kUniverse)) << "step " << step;
+      ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kUniverse))
+          << "step " << step;
     }
   }
   db->WaitForFilterRebuilds();
@@ -399,21 +433,28 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelParam{"Exact", false, true},
                       ModelParam{"ExactSyncGrowth", false, false},
                       ModelParam{"AssumeUnique", true, true}),
-    [](const ::testing::TestParamInfo<ModelParam>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<ModelParam>& info) {
+      return info.param.name;
+    });
 
-// ------------------------------------------------------------------ DeleteRange
+// ------------------------------------------------------------------
+// DeleteRange
 
 TEST(FilteredDB, DeleteRangeErasesExactlyTheLiveKeysOfTheRange) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
   Model model;
   for (int i = 0; i < 1000; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     model[Key(i)] = "v";
   }
   ASSERT_TRUE(db->Flush(FlushOptions()).ok());
-  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), Key(100), Key(300)).ok());
+  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(),
+                              Key(100), Key(300))
+                  .ok());
   ApplyToModel(ModelOp{ModelOp::kDeleteRange, Key(100), Key(300)}, &model);
   EXPECT_EQ(Stats(db.get()).range_deleted, 200u);
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 1000));
@@ -422,12 +463,12 @@ TEST(FilteredDB, DeleteRangeErasesExactlyTheLiveKeysOfTheRange) {
   // lives, and overlapping / empty / reversed ranges are handled.
   WriteBatch batch;
   std::vector<ModelOp> ops = {
-      {ModelOp::kPut, Key(150), "a"},           // re-created, then deleted below
+      {ModelOp::kPut, Key(150), "a"},  // re-created, then deleted below
       {ModelOp::kDeleteRange, Key(140), Key(420)},
       {ModelOp::kDeleteRange, Key(400), Key(450)},
-      {ModelOp::kPut, Key(120), "b"},           // inside the range, after it: lives
+      {ModelOp::kPut, Key(120), "b"},  // inside the range, after it: lives
       {ModelOp::kDeleteRange, Key(600), Key(600)},
-      {ModelOp::kMerge, Key(410), "m"},         // after its range: lives as "m"
+      {ModelOp::kMerge, Key(410), "m"},  // after its range: lives as "m"
   };
   for (const auto& op : ops) {
     ASSERT_NO_FATAL_FAILURE(AddToBatch(op, &batch));
@@ -440,27 +481,32 @@ TEST(FilteredDB, DeleteRangeErasesExactlyTheLiveKeysOfTheRange) {
   EXPECT_EQ(value, "m");
 }
 
-// ------------------------------------------------------------------ column families
+// ------------------------------------------------------------------ column
+// families
 
 TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
   TempDir dir;
   Options options = test::TestOptions();
   options.create_missing_column_families = true;
   std::vector<ColumnFamilyDescriptor> cfds = {
-      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName, ColumnFamilyOptions(options)},
+      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName,
+       ColumnFamilyOptions(options)},
       {"a", ColumnFamilyOptions(options)},
       {"b", ColumnFamilyOptions(options)}};
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {"default", "a"};
   std::vector<ColumnFamilyHandle*> handles;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles, fopts, &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles,
+                               fopts, &db)
+                  .ok());
   // Handles go before the DB, also when an assertion returns early.
   struct HandleGuard {
     FilteredDB* db;
     std::vector<ColumnFamilyHandle*>* handles;
     ~HandleGuard() {
-      for (auto* h : *handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+      for (auto* h : *handles)
+        EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
     }
   } guard{db.get(), &handles};
   ASSERT_EQ(handles.size(), 3u);
@@ -475,7 +521,9 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
   for (int i = 0; i < 300; ++i) {
     for (int c = 0; c < 3; ++c) {
       if ((i + c) % 3 == 0) continue;
-      ASSERT_TRUE(db->Put(WriteOptions(), handles[c], Key(i), "c" + std::to_string(c)).ok());
+      ASSERT_TRUE(
+          db->Put(WriteOptions(), handles[c], Key(i), "c" + std::to_string(c))
+              .ok());
       models[c][Key(i)] = "c" + std::to_string(c);
     }
   }
@@ -513,8 +561,8 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
     std::vector<Status> st(keys.size());
     LiveKeyFilterStats before;
     ASSERT_TRUE(db->GetFilterStats(handles[0], &before).ok());
-    db->MultiGet(ReadOptions(), keys.size(), cfs.data(), keys.data(), values.data(),
-                 st.data());
+    db->MultiGet(ReadOptions(), keys.size(), cfs.data(), keys.data(),
+                 values.data(), st.data());
     for (size_t i = 0; i < keys.size(); ++i) {
       const Model& m = models[family[i]];
       auto it = m.find(key_strings[i]);
@@ -527,7 +575,8 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
     }
     LiveKeyFilterStats after;
     ASSERT_TRUE(db->GetFilterStats(handles[0], &after).ok());
-    EXPECT_GT(after.absent, before.absent);  // the filter answered, not only the DB
+    EXPECT_GT(after.absent,
+              before.absent);  // the filter answered, not only the DB
   }
   // Dropping a filtered column family removes its filter.
   ASSERT_TRUE(db->DropColumnFamily(handles[1]).ok());
@@ -540,12 +589,14 @@ TEST(FilteredDB, UnknownColumnFamilyToFilterIsAnError) {
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {"no_such_cf"};
   std::unique_ptr<FilteredDB> db;
-  const Status s = FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  const Status s =
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_EQ(db, nullptr);
   fopts = test::SmallFilterOptions();
   fopts.filter.max_load = 2.0;
-  EXPECT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).IsInvalidArgument());
+  EXPECT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db)
+                  .IsInvalidArgument());
 }
 
 // ------------------------------------------------------------------ growth
@@ -566,7 +617,8 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
   FilteredDBOptions fopts = test::SmallFilterOptions(500);
   fopts.background_growth = param.background;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
   const uint64_t initial_capacity = Stats(db.get()).capacity;
   const int kKeys = 40000;
@@ -577,7 +629,8 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
     for (int j = i; j < end; ++j) ASSERT_TRUE(batch.Put(Key(j), "v").ok());
     ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
     // Everything written so far stays visible, during growth too.
-    for (int j = std::max(0, i - 50); j < end; ++j) false_negatives += !filter->MayContain(Key(j));
+    for (int j = std::max(0, i - 50); j < end; ++j)
+      false_negatives += !filter->MayContain(Key(j));
     i = end;
   }
   EXPECT_EQ(false_negatives, 0u);
@@ -595,12 +648,15 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
 
 INSTANTIATE_TEST_SUITE_P(
     Modes, FilteredDBGrowthTest,
-    ::testing::Values(GrowthParam{"Background", true, 1}, GrowthParam{"Synchronous", false, 1},
+    ::testing::Values(GrowthParam{"Background", true, 1},
+                      GrowthParam{"Synchronous", false, 1},
                       GrowthParam{"BackgroundBatches", true, 97},
                       // One batch far larger than the table: the writer grows
                       // in the middle of inserting it.
                       GrowthParam{"OneHugeBatch", true, 40000}),
-    [](const ::testing::TestParamInfo<GrowthParam>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<GrowthParam>& info) {
+      return info.param.name;
+    });
 
 // ------------------------------------------------------------------ churn
 
@@ -612,7 +668,8 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
   const int kN = 20000;
   FilteredDBOptions fopts = test::SmallFilterOptions(kN);
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
   auto measure_fpr = [&](uint64_t salt) {
     const size_t kQueries = 8000000, kBatch = 1024;
@@ -622,7 +679,8 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
     for (size_t done = 0; done < kQueries; done += kBatch) {
       for (size_t k = 0; k < kBatch; ++k) {
         // Never-inserted keys: a different prefix than Key().
-        const std::string key = "never" + std::to_string(salt) + "_" + std::to_string(done + k);
+        const std::string key =
+            "never" + std::to_string(salt) + "_" + std::to_string(done + k);
         hashes[k] = LiveKeyFilter::Hash(key);
       }
       filter->MayContainHashes(hashes.data(), kBatch, out.get());
@@ -630,7 +688,8 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
     }
     return double(positives) / double(kQueries);
   };
-  for (int i = 0; i < kN; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  for (int i = 0; i < kN; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   const double fpr0 = measure_fpr(1);
   const LiveKeyFilterStats s0 = Stats(db.get());
   ASSERT_EQ(s0.num_keys, uint64_t(kN));
@@ -644,7 +703,8 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
   const LiveKeyFilterStats s1 = Stats(db.get());
   EXPECT_EQ(s1.num_keys, uint64_t(kN));
   EXPECT_GT(fpr0, 0.0);
-  EXPECT_NEAR(fpr1, fpr0, 0.2 * fpr0) << "fpr after fill " << fpr0 << ", after churn " << fpr1;
+  EXPECT_NEAR(fpr1, fpr0, 0.2 * fpr0)
+      << "fpr after fill " << fpr0 << ", after churn " << fpr1;
   EXPECT_NEAR(fpr0, s0.expected_fpr, 0.3 * s0.expected_fpr);
   EXPECT_DOUBLE_EQ(s1.bits_per_key, s0.bits_per_key);  // same table, same count
   EXPECT_EQ(s1.growths, 0u);
@@ -664,14 +724,15 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
 // ------------------------------------------------------------------ recovery
 
 // Runs the crash writer; returns its stdout.
-std::string RunCrashWriter(const std::string& db, const std::string& snapshots, int put_begin,
-                           int put_end, int del_begin, int del_end,
-                           const std::string& flags = "") {
+std::string RunCrashWriter(const std::string& db, const std::string& snapshots,
+                           int put_begin, int put_end, int del_begin,
+                           int del_end, const std::string& flags = "") {
   const std::string out = db + ".writer_out";
-  const std::string cmd = std::string(CUCKOO_CRASH_WRITER) + " " + db + " " + snapshots + " " +
-                          std::to_string(put_begin) + " " + std::to_string(put_end) + " " +
-                          std::to_string(del_begin) + " " + std::to_string(del_end) + " " +
-                          flags + " > " + out;
+  const std::string cmd = std::string(CUCKOO_CRASH_WRITER) + " " + db + " " +
+                          snapshots + " " + std::to_string(put_begin) + " " +
+                          std::to_string(put_end) + " " +
+                          std::to_string(del_begin) + " " +
+                          std::to_string(del_end) + " " + flags + " > " + out;
   const int status = std::system(cmd.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
   std::ifstream in(out);
@@ -680,8 +741,10 @@ std::string RunCrashWriter(const std::string& db, const std::string& snapshots, 
   return line;
 }
 
-Model CrashModel(int put_begin, int put_end, int del_begin, int del_end, Model model = {}) {
-  for (int i = put_begin; i < put_end; ++i) model[Key(i)] = "value" + std::to_string(i);
+Model CrashModel(int put_begin, int put_end, int del_begin, int del_end,
+                 Model model = {}) {
+  for (int i = put_begin; i < put_end; ++i)
+    model[Key(i)] = "value" + std::to_string(i);
   for (int i = del_begin; i < del_end; ++i) model.erase(Key(i));
   return model;
 }
@@ -689,7 +752,8 @@ Model CrashModel(int put_begin, int put_end, int del_begin, int del_end, Model m
 TEST(FilteredDBRecovery, RebuildsAfterAProcessDiesWithoutClosing) {
   TempDir dir;
   const std::string db_path = dir.Sub("db");
-  EXPECT_EQ(RunCrashWriter(db_path, dir.Sub("snap"), 0, 3000, 1000, 1500), "snapshot=none");
+  EXPECT_EQ(RunCrashWriter(db_path, dir.Sub("snap"), 0, 3000, 1000, 1500),
+            "snapshot=none");
   const Model model = CrashModel(0, 3000, 1000, 1500);
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.snapshot_dir = dir.Sub("snap");
@@ -725,7 +789,8 @@ TEST(FilteredDBRecovery, CleanCloseSnapshotIsUsed) {
   Model model;
   {
     std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+    ASSERT_TRUE(
+        FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
     for (int i = 0; i < 5000; ++i) {
       ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
       model[Key(i)] = "v";
@@ -738,7 +803,8 @@ TEST(FilteredDBRecovery, CleanCloseSnapshotIsUsed) {
     ASSERT_TRUE(db->Close().ok());
   }
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
   const LiveKeyFilterStats s = Stats(db.get());
   EXPECT_TRUE(s.loaded_from_snapshot);
   EXPECT_EQ(s.snapshot_status, "used");
@@ -754,15 +820,20 @@ TEST(FilteredDBRecovery, StaleSnapshotIsIgnored) {
   fopts.snapshot_dir = dir.Sub("snap");
   {
     std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
-    for (int i = 0; i < 2000; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "value" + std::to_string(i)).ok());
+    ASSERT_TRUE(
+        FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+    for (int i = 0; i < 2000; ++i)
+      ASSERT_TRUE(
+          db->Put(WriteOptions(), Key(i), "value" + std::to_string(i)).ok());
     ASSERT_TRUE(db->Close().ok());
   }
   // The crash writer starts from the (valid) snapshot, then writes and dies.
-  EXPECT_EQ(RunCrashWriter(dir.Sub("db"), dir.Sub("snap"), 2000, 2600, 0, 700), "snapshot=used");
+  EXPECT_EQ(RunCrashWriter(dir.Sub("db"), dir.Sub("snap"), 2000, 2600, 0, 700),
+            "snapshot=used");
   const Model model = CrashModel(0, 2600, 0, 700);
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
   const LiveKeyFilterStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
   // The crash writer's open consumed the snapshot (removed it): a process
@@ -795,7 +866,8 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
   auto make_db = [&](const std::string& path, int keys) {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, fopts, &db).ok());
-    for (int i = 0; i < keys; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    for (int i = 0; i < keys; ++i)
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     ASSERT_TRUE(db->Close().ok());
   };
   ASSERT_NO_FATAL_FAILURE(make_db(dir.Sub("db"), 3000));
@@ -811,24 +883,35 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
   const std::string pristine = dir.Sub("pristine");
   std::filesystem::copy_file(snap, pristine);
   std::vector<Case> cases = {
-      {"bit flip in the table", [&] { FlipByte(snap, 5000); }, "checksum mismatch"},
-      {"bit flip in the checksum", [&] { FlipByte(snap, 0); }, "checksum mismatch"},
-      {"truncated", [&] { std::filesystem::resize_file(snap, std::filesystem::file_size(snap) - 8); },
+      {"bit flip in the table", [&] { FlipByte(snap, 5000); },
+       "checksum mismatch"},
+      {"bit flip in the checksum", [&] { FlipByte(snap, 0); },
+       "checksum mismatch"},
+      {"truncated",
+       [&] {
+         std::filesystem::resize_file(snap,
+                                      std::filesystem::file_size(snap) - 8);
+       },
        "checksum mismatch"},
       {"empty", [&] { std::filesystem::resize_file(snap, 0); }, "too short"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    std::filesystem::copy_file(pristine, snap, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(
+        pristine, snap, std::filesystem::copy_options::overwrite_existing);
     c.damage();
     FilteredDBOptions no_persist = fopts;
-    no_persist.persist_on_close = false;  // keep the damaged file for the next case
+    no_persist.persist_on_close =
+        false;  // keep the damaged file for the next case
     std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), no_persist, &db).ok());
+    ASSERT_TRUE(
+        FilteredDB::Open(test::TestOptions(), dir.Sub("db"), no_persist, &db)
+            .ok());
     db->WaitForFilterRebuilds();
     const LiveKeyFilterStats s = Stats(db.get());
     EXPECT_FALSE(s.loaded_from_snapshot);
-    EXPECT_NE(s.snapshot_status.find(c.expected_reason), std::string::npos) << s.snapshot_status;
+    EXPECT_NE(s.snapshot_status.find(c.expected_reason), std::string::npos)
+        << s.snapshot_status;
     EXPECT_GE(s.keys_scanned, model.size());  // rebuilt from the DB
     ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
   }
@@ -836,17 +919,20 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
   // A valid snapshot of another DB at the same path is not used either.
   ASSERT_NO_FATAL_FAILURE(make_db(dir.Sub("other"), 10));  // overwrites snap
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
   const LiveKeyFilterStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
-  EXPECT_NE(s.snapshot_status.find("another DB"), std::string::npos) << s.snapshot_status;
+  EXPECT_NE(s.snapshot_status.find("another DB"), std::string::npos)
+      << s.snapshot_status;
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
 }
 
 // Every key the base DB lists (iterators bypass the filter) is found by a
 // filtered Get. Returns the number of false negatives.
 size_t FalseNegatives(FilteredDB* db) {
-  std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it(db->GetBaseDB()->NewIterator(ReadOptions()));
+  std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it(
+      db->GetBaseDB()->NewIterator(ReadOptions()));
   size_t misses = 0;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string value;
@@ -856,10 +942,13 @@ size_t FalseNegatives(FilteredDB* db) {
   return misses;
 }
 
-std::string IngestFile(const std::string& path, const Options& options, int begin, int end) {
-  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(), options);
+std::string IngestFile(const std::string& path, const Options& options,
+                       int begin, int end) {
+  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(),
+                                          options);
   EXPECT_TRUE(writer.Open(path).ok());
-  for (int i = begin; i < end; ++i) EXPECT_TRUE(writer.Put(Key(i), "ingested").ok());
+  for (int i = begin; i < end; ++i)
+    EXPECT_TRUE(writer.Put(Key(i), "ingested").ok());
   EXPECT_TRUE(writer.Finish().ok());
   return path;
 }
@@ -875,7 +964,8 @@ TEST(FilteredDBRecovery, IngestionThenCloseWithoutPersistInvalidatesSnapshot) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), fopts, &db).ok());
-    for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    for (int i = 0; i < 100; ++i)
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     ASSERT_TRUE(db->Close().ok());
   }
   {
@@ -884,15 +974,17 @@ TEST(FilteredDBRecovery, IngestionThenCloseWithoutPersistInvalidatesSnapshot) {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), no_persist, &db).ok());
     const uint64_t seq = db->GetLatestSequenceNumber();
-    ASSERT_TRUE(db->IngestExternalFile({IngestFile(dir.Sub("a.sst"), options, 1000, 2000)},
-                                       ROCKSDB_NAMESPACE::IngestExternalFileOptions())
+    ASSERT_TRUE(db->IngestExternalFile(
+                      {IngestFile(dir.Sub("a.sst"), options, 1000, 2000)},
+                      ROCKSDB_NAMESPACE::IngestExternalFileOptions())
                     .ok());
     ASSERT_EQ(db->GetLatestSequenceNumber(), seq);  // the premise of the bug
     ASSERT_TRUE(db->Close().ok());
   }
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), fopts, &db).ok());
-  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot) << Stats(db.get()).snapshot_status;
+  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot)
+      << Stats(db.get()).snapshot_status;
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
@@ -905,20 +997,24 @@ TEST(FilteredDBRecovery, IngestionThroughAPlainDBInvalidatesSnapshot) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), fopts, &db).ok());
-    for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    for (int i = 0; i < 100; ++i)
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     ASSERT_TRUE(db->Close().ok());
   }
   {
     std::unique_ptr<ROCKSDB_NAMESPACE::DB> plain;
     ASSERT_TRUE(cuckoo_test::OpenDB(options, dir.Sub("db"), &plain).ok());
-    ASSERT_TRUE(plain->IngestExternalFile({IngestFile(dir.Sub("a.sst"), options, 1000, 2000)},
-                                          ROCKSDB_NAMESPACE::IngestExternalFileOptions())
+    ASSERT_TRUE(plain
+                    ->IngestExternalFile(
+                        {IngestFile(dir.Sub("a.sst"), options, 1000, 2000)},
+                        ROCKSDB_NAMESPACE::IngestExternalFileOptions())
                     .ok());
     ASSERT_TRUE(plain->Close().ok());
   }
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), fopts, &db).ok());
-  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot) << Stats(db.get()).snapshot_status;
+  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot)
+      << Stats(db.get()).snapshot_status;
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
@@ -929,7 +1025,8 @@ TEST(FilteredDBRecovery, ManualWalFlushCrashDoesNotReviveAnOldSnapshot) {
   TempDir dir;
   const std::string db_path = dir.Sub("db");
   const std::string snap = dir.Sub("snap");
-  EXPECT_EQ(RunCrashWriter(db_path, snap, 0, 100, 0, 0, "manual_wal,flushwal"), "snapshot=none");
+  EXPECT_EQ(RunCrashWriter(db_path, snap, 0, 100, 0, 0, "manual_wal,flushwal"),
+            "snapshot=none");
   RunCrashWriter(db_path, snap, 100, 101, 0, 0, "manual_wal,persist");
   RunCrashWriter(db_path, snap, 200, 201, 0, 0, "flushwal");
   FilteredDBOptions fopts = test::SmallFilterOptions();
@@ -953,16 +1050,20 @@ TEST(FilteredDBRecovery, SnapshotOfACopiedDirectoryIsNotUsed) {
   {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db1"), fopts, &db).ok());
-    for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    for (int i = 0; i < 100; ++i)
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     ASSERT_TRUE(db->Close().ok());
   }
-  std::filesystem::copy(dir.Sub("db1"), dir.Sub("db2"), std::filesystem::copy_options::recursive);
+  std::filesystem::copy(dir.Sub("db1"), dir.Sub("db2"),
+                        std::filesystem::copy_options::recursive);
   FilteredDBOptions fopts2 = fopts;
   fopts2.snapshot_dir = dir.Sub("snap2");
-  auto write = [&](const std::string& path, const FilteredDBOptions& o, int begin) {
+  auto write = [&](const std::string& path, const FilteredDBOptions& o,
+                   int begin) {
     std::unique_ptr<FilteredDB> db;
     ASSERT_TRUE(FilteredDB::Open(options, path, o, &db).ok());
-    for (int i = begin; i < begin + 500; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+    for (int i = begin; i < begin + 500; ++i)
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
     ASSERT_TRUE(db->Close().ok());
   };
   ASSERT_NO_FATAL_FAILURE(write(dir.Sub("db1"), fopts, 1000));
@@ -972,7 +1073,8 @@ TEST(FilteredDBRecovery, SnapshotOfACopiedDirectoryIsNotUsed) {
                              std::filesystem::copy_options::overwrite_existing);
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db1"), fopts, &db).ok());
-  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot) << Stats(db.get()).snapshot_status;
+  EXPECT_FALSE(Stats(db.get()).loaded_from_snapshot)
+      << Stats(db.get()).snapshot_status;
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
@@ -999,13 +1101,15 @@ TEST(FilteredDBRecovery, OpenSucceedsWhenTheKeyEstimateIsZero) {
     ASSERT_TRUE(plain->Close().ok());
   }
   std::unique_ptr<FilteredDB> db;
-  const Status s = FilteredDB::Open(options, dir.Sub("db"), test::SmallFilterOptions(), &db);
+  const Status s =
+      FilteredDB::Open(options, dir.Sub("db"), test::SmallFilterOptions(), &db);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 200000u);
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// ------------------------------------------------------------------ defects (issue 9)
+// ------------------------------------------------------------------ defects
+// (issue 9)
 
 // A Close that fails (unreleased snapshot: Aborted) leaves the DB usable:
 // writes, growth and a later Close work, and the destructor does not
@@ -1015,7 +1119,8 @@ TEST(FilteredDB, FailedCloseLeavesTheDBUsable) {
   std::unique_ptr<FilteredDB> db;
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.snapshot_dir = dir.Sub("snap");
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
   const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
   ASSERT_TRUE(db->Close().IsAborted());
   Model model;
@@ -1030,18 +1135,23 @@ TEST(FilteredDB, FailedCloseLeavesTheDBUsable) {
   ASSERT_TRUE(db->Close().ok());
   // The second close wrote a snapshot.
   db.reset();
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
-  EXPECT_TRUE(Stats(db.get()).loaded_from_snapshot) << Stats(db.get()).snapshot_status;
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
+  EXPECT_TRUE(Stats(db.get()).loaded_from_snapshot)
+      << Stats(db.get()).snapshot_status;
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 5100));
 }
 
 TEST(FilteredDB, FailedCloseThenDestructorDoesNotTerminate) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
   const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
   ASSERT_TRUE(db->Close().IsAborted());
-  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  for (int i = 0; i < 3000; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   db->ReleaseSnapshot(snap);
   db.reset();  // joins any background rebuild
 }
@@ -1050,8 +1160,11 @@ TEST(FilteredDB, FailedCloseThenDestructorDoesNotTerminate) {
 TEST(FilteredDB, BatchedMultiGetFillsCallerBuffers) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(), test::SmallFilterOptions(), &db).ok());
-  for (int i = 0; i < 10; i += 2) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
+  for (int i = 0; i < 10; i += 2)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
   std::vector<std::string> key_strings;
   for (int i = 0; i < 10; ++i) key_strings.push_back(Key(i));
   std::vector<Slice> keys(key_strings.begin(), key_strings.end());
@@ -1060,8 +1173,8 @@ TEST(FilteredDB, BatchedMultiGetFillsCallerBuffers) {
   values.reserve(10);
   for (int i = 0; i < 10; ++i) values.emplace_back(&buffers[i]);
   std::vector<Status> st(10);
-  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(), keys.data(), values.data(),
-               st.data(), /*sorted_input=*/true);
+  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(),
+               keys.data(), values.data(), st.data(), /*sorted_input=*/true);
   for (int i = 0; i < 10; ++i) {
     if (i % 2 == 0) {
       ASSERT_TRUE(st[i].ok()) << i;
@@ -1078,7 +1191,8 @@ TEST(FilteredDB, DuplicateFilteredColumnFamilyNamesAreAccepted) {
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {"default", "default"};
   std::unique_ptr<FilteredDB> db;
-  const Status s = FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  const Status s =
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(db->HasFilter(nullptr));
 }
@@ -1088,27 +1202,36 @@ TEST(FilteredDB, DuplicateFilteredColumnFamilyNamesAreAccepted) {
 TEST(FilteredDB, ReadsTheFilterCannotAnswerPassThrough) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   ASSERT_TRUE(db->Flush(FlushOptions()).ok());
-  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), Key(0), Key(5)).ok());
+  ASSERT_TRUE(
+      db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), Key(0), Key(5))
+          .ok());
   ROCKSDB_NAMESPACE::DB* base = db->GetBaseDB();
   ReadOptions ignore;
   ignore.ignore_range_deletions = true;
   std::string a, b;
   const Status sb = base->Get(ignore, Key(2), &b);
   const Status sa = db->Get(ignore, Key(2), &a);
-  EXPECT_EQ(sa.code(), sb.code()) << sa.ToString() << " vs base " << sb.ToString();
+  EXPECT_EQ(sa.code(), sb.code())
+      << sa.ToString() << " vs base " << sb.ToString();
   EXPECT_EQ(a, b);
   ASSERT_TRUE(db->Close().ok());
   db.reset();
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.Sub("db"),
+                               test::SmallFilterOptions(), &db)
+                  .ok());
   ReadOptions cache_only;
   cache_only.read_tier = ROCKSDB_NAMESPACE::kBlockCacheTier;
   for (int i : {20, 7}) {
     const Status cb = db->GetBaseDB()->Get(cache_only, Key(i), &b);
     const Status ca = db->Get(cache_only, Key(i), &a);
-    EXPECT_EQ(ca.code(), cb.code()) << Key(i) << ": " << ca.ToString() << " vs base " << cb.ToString();
+    EXPECT_EQ(ca.code(), cb.code())
+        << Key(i) << ": " << ca.ToString() << " vs base " << cb.ToString();
   }
 }
 
@@ -1118,14 +1241,21 @@ TEST(FilteredDB, IngestedKeysAreFound) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
   Options options = test::TestOptions();
-  ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), test::SmallFilterOptions(), &db).ok());
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
-  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(), options);
+  ASSERT_TRUE(
+      FilteredDB::Open(options, dir.Sub("db"), test::SmallFilterOptions(), &db)
+          .ok());
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
+  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(),
+                                          options);
   const std::string file = dir.Sub("ingest.sst");
   ASSERT_TRUE(writer.Open(file).ok());
-  for (int i = 1000; i < 3000; ++i) ASSERT_TRUE(writer.Put(Key(i), "ingested").ok());
+  for (int i = 1000; i < 3000; ++i)
+    ASSERT_TRUE(writer.Put(Key(i), "ingested").ok());
   ASSERT_TRUE(writer.Finish().ok());
-  ASSERT_TRUE(db->IngestExternalFile({file}, ROCKSDB_NAMESPACE::IngestExternalFileOptions()).ok());
+  ASSERT_TRUE(db->IngestExternalFile(
+                    {file}, ROCKSDB_NAMESPACE::IngestExternalFileOptions())
+                  .ok());
   Model model;
   for (int i = 0; i < 100; ++i) model[Key(i)] = "v";
   for (int i = 1000; i < 3000; ++i) model[Key(i)] = "ingested";

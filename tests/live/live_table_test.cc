@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "live_snapshot.h"
-#include "cuckoo_table.h"
-#include "live_table.h"
 #include "cuckoo/live_key_filter.h"
+#include "cuckoo_table.h"
+#include "live_snapshot.h"
+#include "live_table.h"
 
 namespace rocksdb_cuckoo {
 namespace {
@@ -37,11 +37,14 @@ TEST(LiveTable, InsertContainsErase) {
   for (uint64_t h : hashes) ASSERT_TRUE(table.Insert(h));
   EXPECT_EQ(table.size(), hashes.size());
   for (uint64_t h : hashes) ASSERT_TRUE(table.Contains(h));
-  for (size_t i = 0; i < hashes.size(); i += 2) ASSERT_TRUE(table.Erase(hashes[i]));
+  for (size_t i = 0; i < hashes.size(); i += 2)
+    ASSERT_TRUE(table.Erase(hashes[i]));
   EXPECT_EQ(table.size(), hashes.size() / 2);
-  for (size_t i = 1; i < hashes.size(); i += 2) ASSERT_TRUE(table.Contains(hashes[i]));
+  for (size_t i = 1; i < hashes.size(); i += 2)
+    ASSERT_TRUE(table.Contains(hashes[i]));
   size_t still = 0;
-  for (size_t i = 0; i < hashes.size(); i += 2) still += table.Contains(hashes[i]);
+  for (size_t i = 0; i < hashes.size(); i += 2)
+    still += table.Contains(hashes[i]);
   // Erased items only remain visible through false positives (~1e-4).
   EXPECT_LE(still, 5u);
 }
@@ -128,9 +131,9 @@ TEST(LiveTable, BatchedLookupsEqualSingle) {
 TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
   const uint64_t buckets = 4096;  // small: relocations everywhere
   LiveTable table(buckets, 9);
-  const auto stable = RandomHashes(buckets * 2, 21);        // 50% load
+  const auto stable = RandomHashes(buckets * 2, 21);  // 50% load
   for (uint64_t h : stable) ASSERT_TRUE(table.Insert(h));
-  const auto churn = RandomHashes(buckets * 2, 22);         // up to +45%
+  const auto churn = RandomHashes(buckets * 2, 22);  // up to +45%
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> misses{0};
   std::atomic<uint64_t> lookups{0};
@@ -151,8 +154,10 @@ TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
   std::mt19937_64 rng(5);
   size_t inserted = 0;
   std::vector<uint64_t> present;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  for (int round = 0; round < 200 && std::chrono::steady_clock::now() < deadline; ++round) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (int round = 0;
+       round < 200 && std::chrono::steady_clock::now() < deadline; ++round) {
     // Fill to ~95%, then erase back to ~55%.
     while (table.load_factor() < 0.95 && inserted < churn.size()) {
       if (table.Insert(churn[inserted])) present.push_back(churn[inserted]);
@@ -194,7 +199,8 @@ namespace {
 // A 2-bucket table: every item's pair is {0, 1}. Bucket = top bit of the low
 // 32 bits; fingerprint from the high 32 bits.
 uint64_t HashFor(uint32_t bucket, uint32_t fp_seed) {
-  return (uint64_t{0x9e3779b9u * (fp_seed + 1)} << 32) | (bucket ? 0x80000000u : 0u);
+  return (uint64_t{0x9e3779b9u * (fp_seed + 1)} << 32) |
+         (bucket ? 0x80000000u : 0u);
 }
 struct MoveWithoutRelocation {
   LiveTable* table;
@@ -374,7 +380,8 @@ TEST(LiveSnapshot, RoundTrip) {
   for (uint64_t h : hashes) ASSERT_TRUE(filter.Insert(h));
   const std::string bytes = filter.EncodeSnapshot(TestIdentity());
   std::string why;
-  auto builder = LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes, TestIdentity(), &why);
+  auto builder = LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes,
+                                               TestIdentity(), &why);
   ASSERT_NE(builder, nullptr) << why;
   LiveKeyFilter loaded(SmallOptions(), 1);
   ASSERT_TRUE(loaded.Replace(std::move(builder)));
@@ -401,7 +408,8 @@ TEST(LiveSnapshot, HeaderLayout) {
   EXPECT_EQ(bytes.substr(0, 8), "CKOOLIVE");
   auto le = [&](size_t off, int width) {  // little-endian decode
     uint64_t v = 0;
-    for (int i = width - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes[off + i]);
+    for (int i = width - 1; i >= 0; --i)
+      v = (v << 8) | static_cast<uint8_t>(bytes[off + i]);
     return v;
   };
   auto u32 = [&](size_t off) { return le(off, 4); };
@@ -424,13 +432,16 @@ TEST(LiveSnapshot, RejectsCorruptionTruncationAndOtherIdentities) {
   for (uint64_t h : RandomHashes(2500, 5)) ASSERT_TRUE(filter.Insert(h));
   const std::string good = filter.EncodeSnapshot(TestIdentity());
   std::string why;
-  ASSERT_NE(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, TestIdentity(), &why), nullptr);
+  ASSERT_NE(
+      LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, TestIdentity(), &why),
+      nullptr);
 
   // Every single-byte flip at a spread of positions is caught.
   for (size_t pos = 0; pos < good.size(); pos += 97) {
     std::string bad = good;
     bad[pos] ^= 0x5a;
-    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bad, TestIdentity(), &why),
+    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bad, TestIdentity(),
+                                            &why),
               nullptr)
         << "flip at " << pos;
   }
@@ -440,22 +451,27 @@ TEST(LiveSnapshot, RejectsCorruptionTruncationAndOtherIdentities) {
                                             TestIdentity(), &why),
               nullptr);
   }
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good + "x", TestIdentity(), &why),
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good + "x",
+                                          TestIdentity(), &why),
             nullptr);
   // Identity mismatches.
   auto id = TestIdentity();
   id.sequence += 1;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why), nullptr);
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
+            nullptr);
   EXPECT_NE(why.find("stale"), std::string::npos) << why;
   id = TestIdentity();
   id.db_id = "other";
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why), nullptr);
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
+            nullptr);
   id = TestIdentity();
   id.cf_id = 4;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why), nullptr);
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
+            nullptr);
   id = TestIdentity();
   id.cf_name = "other";
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why), nullptr);
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
+            nullptr);
 }
 
 // A snapshot whose checksum is valid but whose entry count lies is
@@ -465,14 +481,16 @@ TEST(LiveSnapshot, RejectsInconsistentEntryCount) {
   for (uint64_t h : RandomHashes(50, 6)) ASSERT_TRUE(filter.Insert(h));
   std::string bytes = filter.EncodeSnapshot(TestIdentity());
   // Little-endian item count at offset 40: add one.
-  for (size_t i = 40; i < 48 && ++reinterpret_cast<uint8_t&>(bytes[i]) == 0; ++i) {
+  for (size_t i = 40; i < 48 && ++reinterpret_cast<uint8_t&>(bytes[i]) == 0;
+       ++i) {
   }
   uint64_t sum = XXH64(bytes.data(), bytes.size() - 8, 0);
   for (size_t i = bytes.size() - 8; i < bytes.size(); ++i, sum >>= 8) {
     bytes[i] = static_cast<char>(sum & 0xff);
   }
   std::string why;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes, TestIdentity(), &why),
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes, TestIdentity(),
+                                          &why),
             nullptr);
   EXPECT_NE(why.find("entry count"), std::string::npos) << why;
 }

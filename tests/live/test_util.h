@@ -27,10 +27,12 @@ using cuckoo_test::TempDir;
 // Merge operator: concatenates operands (a missing base value is "").
 class AppendOperator : public ROCKSDB_NAMESPACE::AssociativeMergeOperator {
  public:
-  bool Merge(const ROCKSDB_NAMESPACE::Slice&, const ROCKSDB_NAMESPACE::Slice* existing,
+  bool Merge(const ROCKSDB_NAMESPACE::Slice&,
+             const ROCKSDB_NAMESPACE::Slice* existing,
              const ROCKSDB_NAMESPACE::Slice& value, std::string* new_value,
              ROCKSDB_NAMESPACE::Logger*) const override {
-    new_value->assign(existing != nullptr ? existing->ToString() : std::string());
+    new_value->assign(existing != nullptr ? existing->ToString()
+                                          : std::string());
     new_value->append(value.data(), value.size());
     return true;
   }

@@ -45,7 +45,9 @@ std::string Key(uint64_t i) {
 }
 // Sorts between Key(i) and Key(i + 1): inside the key range of the files.
 std::string AbsentKey(uint64_t i) { return Key(i) + "x"; }
-std::string Value(uint64_t i) { return "value-" + std::to_string(i * 7919) + "-pad"; }
+std::string Value(uint64_t i) {
+  return "value-" + std::to_string(i * 7919) + "-pad";
+}
 
 // Forwards to a policy and counts how its readers are called, to show which
 // MayMatch path RocksDB takes.
@@ -61,8 +63,11 @@ class CountingPolicy : public FilterPolicy {
       : inner_(std::move(inner)), counts_(std::make_shared<Counts>()) {}
 
   const char* Name() const override { return inner_->Name(); }
-  const char* CompatibilityName() const override { return inner_->CompatibilityName(); }
-  FilterBitsBuilder* GetBuilderWithContext(const FilterBuildingContext& c) const override {
+  const char* CompatibilityName() const override {
+    return inner_->CompatibilityName();
+  }
+  FilterBitsBuilder* GetBuilderWithContext(
+      const FilterBuildingContext& c) const override {
     return inner_->GetBuilderWithContext(c);
   }
   FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {
@@ -97,7 +102,8 @@ class CountingPolicy : public FilterPolicy {
 std::shared_ptr<const FilterPolicy> PolicyFromString(const std::string& name) {
   test::RegisterOnce();
   std::shared_ptr<const FilterPolicy> policy;
-  Status s = FilterPolicy::CreateFromString(rdb::ConfigOptions(), name, &policy);
+  Status s =
+      FilterPolicy::CreateFromString(rdb::ConfigOptions(), name, &policy);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_NE(policy, nullptr);
   return policy;
@@ -120,7 +126,8 @@ struct DbOptions {
 rdb::Options MakeOptions(const DbOptions& o) {
   rdb::Options options;
   options.create_if_missing = true;
-  options.write_buffer_size = 4 << 20;  // Debian's asserting build needs >= 4 MiB
+  options.write_buffer_size = 4
+                              << 20;  // Debian's asserting build needs >= 4 MiB
   options.compression = rdb::kNoCompression;
   options.statistics = rdb::CreateDBStatistics();
   options.prefix_extractor = o.prefix;
@@ -137,7 +144,8 @@ rdb::Options MakeOptions(const DbOptions& o) {
   return options;
 }
 
-std::unique_ptr<rdb::DB> Open(const rdb::Options& options, const std::string& path) {
+std::unique_ptr<rdb::DB> Open(const rdb::Options& options,
+                              const std::string& path) {
   std::unique_ptr<rdb::DB> db;
   Status s = cuckoo_test::OpenDB(options, path, &db);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -187,7 +195,8 @@ uint64_t Ticker(const rdb::Options& options, rdb::Tickers t) {
 
 // ------------------------------------------------------------ point lookups
 
-using LookupParam = std::tuple<std::string, bool /*partitioned*/, bool /*detect*/>;
+using LookupParam =
+    std::tuple<std::string, bool /*partitioned*/, bool /*detect*/>;
 
 class PointLookupTest : public ::testing::TestWithParam<LookupParam> {};
 
@@ -236,8 +245,8 @@ TEST_P(PointLookupTest, GetMultiGetAndFilterEfficiency) {
     std::vector<Slice> slices(keys.begin(), keys.end());
     std::vector<rdb::PinnableSlice> values(keys.size());
     std::vector<Status> statuses(keys.size());
-    db->MultiGet(rdb::ReadOptions(), db->DefaultColumnFamily(), keys.size(), slices.data(),
-                 values.data(), statuses.data());
+    db->MultiGet(rdb::ReadOptions(), db->DefaultColumnFamily(), keys.size(),
+                 slices.data(), values.data(), statuses.data());
     for (size_t k = 0; k < keys.size(); ++k) {
       std::string expected;
       Status s = db->Get(rdb::ReadOptions(), keys[k], &expected);
@@ -269,7 +278,8 @@ INSTANTIATE_TEST_SUITE_P(
                       LookupParam{"cuckoofilter:16", false, true},
                       LookupParam{"cuckoofilter:13:12:4:0", true, false}),
     [](const ::testing::TestParamInfo<LookupParam>& info) {
-      std::string name = std::get<0>(info.param).substr(std::strlen("cuckoofilter:"));
+      std::string name =
+          std::get<0>(info.param).substr(std::strlen("cuckoofilter:"));
       for (char& c : name) {
         if (c == ':' || c == '.') c = '_';
       }
@@ -279,7 +289,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ------------------------------------------------------------ prefix seek
 
-using PrefixParam = std::tuple<bool /*whole_key_filtering*/, bool /*partitioned*/>;
+using PrefixParam =
+    std::tuple<bool /*whole_key_filtering*/, bool /*partitioned*/>;
 
 class PrefixSeekTest : public ::testing::TestWithParam<PrefixParam> {};
 
@@ -307,7 +318,8 @@ TEST_P(PrefixSeekTest, SeekWithinPrefix) {
   wo.disableWAL = true;
   rdb::WriteBatch batch;
   for (int p = 0; p < prefixes; p += 2) {
-    for (int s = 0; s < per; ++s) ASSERT_TRUE(batch.Put(PrefixKey(p, s), "v").ok());
+    for (int s = 0; s < per; ++s)
+      ASSERT_TRUE(batch.Put(PrefixKey(p, s), "v").ok());
   }
   ASSERT_TRUE(db->Write(wo, &batch).ok());
   FlushAndCompact(db.get());
@@ -333,33 +345,40 @@ TEST_P(PrefixSeekTest, SeekWithinPrefix) {
     ASSERT_EQ(found, p % 2 == 0 ? per - per / 2 : 0) << "prefix " << p;
   }
   // Absent prefixes were rejected by the filter (not only by the data).
-  EXPECT_GT(Ticker(options, rdb::BLOOM_FILTER_PREFIX_USEFUL), uint64_t(prefixes / 2 * 9 / 10));
+  EXPECT_GT(Ticker(options, rdb::BLOOM_FILTER_PREFIX_USEFUL),
+            uint64_t(prefixes / 2 * 9 / 10));
 
   // Whole-key Gets are correct either way; filtered only with
   // whole_key_filtering.
   options.statistics->Reset();
   std::string value;
   for (int p = 0; p < prefixes; p += 2) {
-    ASSERT_TRUE(db->Get(rdb::ReadOptions(), PrefixKey(p, per / 2), &value).ok());
-    ASSERT_TRUE(db->Get(rdb::ReadOptions(), PrefixKey(p, per + 5), &value).IsNotFound());
+    ASSERT_TRUE(
+        db->Get(rdb::ReadOptions(), PrefixKey(p, per / 2), &value).ok());
+    ASSERT_TRUE(db->Get(rdb::ReadOptions(), PrefixKey(p, per + 5), &value)
+                    .IsNotFound());
   }
   if (o.whole_key_filtering) {
-    EXPECT_GT(Ticker(options, rdb::BLOOM_FILTER_USEFUL), uint64_t(prefixes / 2 * 9 / 10));
+    EXPECT_GT(Ticker(options, rdb::BLOOM_FILTER_USEFUL),
+              uint64_t(prefixes / 2 * 9 / 10));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WholeKeyAndPartitions, PrefixSeekTest,
-                         ::testing::Combine(::testing::Bool(), ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<PrefixParam>& info) {
-                           return std::string(std::get<0>(info.param) ? "whole_key" : "prefix_only") +
-                                  (std::get<1>(info.param) ? "_partitioned" : "_full");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    WholeKeyAndPartitions, PrefixSeekTest,
+    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<PrefixParam>& info) {
+      return std::string(std::get<0>(info.param) ? "whole_key"
+                                                 : "prefix_only") +
+             (std::get<1>(info.param) ? "_partitioned" : "_full");
+    });
 
 // ------------------------------------------------------------ OPTIONS files
 
 std::string ReadOptionsFileText(const std::string& db_path) {
   std::string latest;
-  Status s = rdb::GetLatestOptionsFileName(db_path, rdb::Env::Default(), &latest);
+  Status s =
+      rdb::GetLatestOptionsFileName(db_path, rdb::Env::Default(), &latest);
   EXPECT_TRUE(s.ok()) << s.ToString();
   std::ifstream in(db_path + "/" + latest);
   std::stringstream text;
@@ -368,7 +387,8 @@ std::string ReadOptionsFileText(const std::string& db_path) {
 }
 
 TEST(OptionsFileTest, RoundTripAndPolicySwitches) {
-  for (const std::string name : {"cuckoofilter:10", "cuckoofilter:12.5:12:4:1"}) {
+  for (const std::string name :
+       {"cuckoofilter:10", "cuckoofilter:12.5:12:4:1"}) {
     test::TempDir dir("options");
     const uint64_t n = 20000;
     {
@@ -389,16 +409,19 @@ TEST(OptionsFileTest, RoundTripAndPolicySwitches) {
       WriteKeys(db.get(), 0, n);
       FlushAndCompact(db.get());
     }
-    EXPECT_NE(ReadOptionsFileText(dir.path()).find("filter_policy=" + name), std::string::npos)
+    EXPECT_NE(ReadOptionsFileText(dir.path()).find("filter_policy=" + name),
+              std::string::npos)
         << ReadOptionsFileText(dir.path());
 
     // Load the OPTIONS file back: the policy must not be silently null.
     rdb::ConfigOptions config;
     rdb::DBOptions db_options;
     std::vector<rdb::ColumnFamilyDescriptor> cfs;
-    ASSERT_TRUE(rdb::LoadLatestOptions(config, dir.path(), &db_options, &cfs).ok());
+    ASSERT_TRUE(
+        rdb::LoadLatestOptions(config, dir.path(), &db_options, &cfs).ok());
     ASSERT_EQ(cfs.size(), 1u);
-    const auto* loaded = cfs[0].options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
+    const auto* loaded =
+        cfs[0].options.table_factory->GetOptions<rdb::BlockBasedTableOptions>();
     ASSERT_NE(loaded, nullptr);
     ASSERT_NE(loaded->filter_policy, nullptr) << "policy loaded as null";
     EXPECT_EQ(std::string(loaded->filter_policy->Name()), name);
@@ -448,7 +471,8 @@ TEST(OptionsFileTest, BloomDbReopenedWithCuckoo) {
   ASSERT_NE(db, nullptr);
   ExpectAllPresent(db.get(), n);
   ExpectAllAbsent(db.get(), n);
-  EXPECT_EQ(Ticker(options, rdb::BLOOM_FILTER_USEFUL), 0u);  // Bloom blocks unread
+  EXPECT_EQ(Ticker(options, rdb::BLOOM_FILTER_USEFUL),
+            0u);  // Bloom blocks unread
 
   // New data and a full compaction rewrite every file with cuckoo filters.
   WriteKeys(db.get(), n, 2 * n);

@@ -37,7 +37,8 @@ using ROCKSDB_NAMESPACE::Status;
 
 std::string Key(uint64_t i, const char* tag = "key") {
   char buf[40];
-  snprintf(buf, sizeof(buf), "%s%012llu", tag, static_cast<unsigned long long>(i));
+  snprintf(buf, sizeof(buf), "%s%012llu", tag,
+           static_cast<unsigned long long>(i));
   return buf;
 }
 
@@ -69,26 +70,30 @@ std::unique_ptr<FilterBitsBuilder> NewBuilder(const FilterPolicy& policy,
   BlockBasedTableOptions table_options;
   table_options.detect_filter_construct_corruption = detect_corruption;
   FilterBuildingContext context(table_options);
-  return std::unique_ptr<FilterBitsBuilder>(policy.GetBuilderWithContext(context));
+  return std::unique_ptr<FilterBitsBuilder>(
+      policy.GetBuilderWithContext(context));
 }
 
 cuckoo::FilterStats StatsOf(const Slice& block) {
   cuckoo::CuckooFilterView view;
   std::string error;
-  EXPECT_TRUE(cuckoo::CuckooFilterView::Parse(block.data(), block.size(), &view, &error))
+  EXPECT_TRUE(cuckoo::CuckooFilterView::Parse(block.data(), block.size(), &view,
+                                              &error))
       << error;
   return view.stats();
 }
 
 // Batched MayMatch over `keys` in batches of `batch`.
-std::vector<bool> BatchMayMatch(FilterBitsReader* reader, const std::vector<std::string>& keys,
+std::vector<bool> BatchMayMatch(FilterBitsReader* reader,
+                                const std::vector<std::string>& keys,
                                 int batch) {
   std::vector<bool> out;
   std::vector<Slice> slices(batch);
   std::vector<Slice*> ptrs(batch);
   std::unique_ptr<bool[]> may(new bool[batch]);
   for (size_t start = 0; start < keys.size(); start += batch) {
-    const int n = static_cast<int>(std::min<size_t>(batch, keys.size() - start));
+    const int n =
+        static_cast<int>(std::min<size_t>(batch, keys.size() - start));
     for (int k = 0; k < n; ++k) {
       slices[k] = keys[start + k];
       ptrs[k] = &slices[k];
@@ -129,13 +134,16 @@ TEST_P(LayoutTest, NoFalseNegativesAndBoundedFpr) {
     EXPECT_EQ(builder->EstimateEntriesAdded(), n);
     Block block = Finish(builder.get());
     ASSERT_TRUE(block.status.ok()) << block.status.ToString();
-    EXPECT_EQ(builder->EstimateEntriesAdded(), 0u) << "builder must reset after Finish";
+    EXPECT_EQ(builder->EstimateEntriesAdded(), 0u)
+        << "builder must reset after Finish";
     const cuckoo::FilterStats stats = StatsOf(block.contents);
     EXPECT_LE(stats.num_items, n);
     EXPECT_LE(stats.load_factor, 0.98 + 1e-9);
 
-    std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
-    for (const std::string& k : keys) ASSERT_TRUE(reader->MayMatch(k)) << GetParam() << " " << k;
+    std::unique_ptr<FilterBitsReader> reader(
+        policy->GetFilterBitsReader(block.contents));
+    for (const std::string& k : keys)
+      ASSERT_TRUE(reader->MayMatch(k)) << GetParam() << " " << k;
     const std::vector<bool> batched = BatchMayMatch(reader.get(), keys, 32);
     for (bool b : batched) ASSERT_TRUE(b);
 
@@ -146,23 +154,27 @@ TEST_P(LayoutTest, NoFalseNegativesAndBoundedFpr) {
     std::vector<std::string> probes;
     for (int i = 0; i < absent; ++i) probes.push_back(Key(i, "absent"));
     for (const std::string& k : probes) false_positives += reader->MayMatch(k);
-    const std::vector<bool> probes_batched = BatchMayMatch(reader.get(), probes, 29);
+    const std::vector<bool> probes_batched =
+        BatchMayMatch(reader.get(), probes, 29);
     int batched_positives = 0;
     for (bool b : probes_batched) batched_positives += b;
     EXPECT_EQ(batched_positives, false_positives);
     const double expected =
-        internal::ExpectedFpr(layout.fingerprint_bits, layout.bucket_size, stats.load_factor) *
+        internal::ExpectedFpr(layout.fingerprint_bits, layout.bucket_size,
+                              stats.load_factor) *
         absent;
     EXPECT_LE(false_positives, expected + 5 * std::sqrt(expected) + 5)
         << GetParam() << " n=" << n << " load " << stats.load_factor;
     if (n >= 3000) {
       // And the layout's documented rate holds for real sizes.
-      EXPECT_LE(false_positives, layout.expected_fpr * absent * 1.15 + 5 * std::sqrt(expected) + 5)
+      EXPECT_LE(false_positives, layout.expected_fpr * absent * 1.15 +
+                                     5 * std::sqrt(expected) + 5)
           << GetParam();
       // Not an "always true" filter either. (Below the bound by the few
       // (pair, fingerprint) combinations stored twice, which count in the
       // load but not in the rate: a few % at f = 4, negligible from f = 8.)
-      EXPECT_GE(false_positives, 0.9 * expected - 5 * std::sqrt(expected) - 5) << GetParam();
+      EXPECT_GE(false_positives, 0.9 * expected - 5 * std::sqrt(expected) - 5)
+          << GetParam();
     }
   }
 }
@@ -197,7 +209,8 @@ TEST(FilterBitsTest, BlockWithinBudget) {
       ASSERT_TRUE(block.status.ok());
       const double budget = std::ceil(n * bits / 8);
       EXPECT_LE(double(block.contents.size()), budget + 32) << bits << " " << n;
-      EXPECT_GT(double(block.contents.size()), 0.98 * budget) << bits << " " << n;
+      EXPECT_GT(double(block.contents.size()), 0.98 * budget)
+          << bits << " " << n;
     }
   }
   CuckooFilterPolicyStats stats;
@@ -207,7 +220,8 @@ TEST(FilterBitsTest, BlockWithinBudget) {
 }
 
 TEST(FilterBitsTest, ApproximateNumEntriesMatchesFinish) {
-  for (const char* name : {"cuckoofilter:10", "cuckoofilter:16", "cuckoofilter:10:8:2:0"}) {
+  for (const char* name :
+       {"cuckoofilter:10", "cuckoofilter:16", "cuckoofilter:10:8:2:0"}) {
     auto policy = MakePolicy(name);
     auto builder = NewBuilder(*policy);
     EXPECT_EQ(builder->ApproximateNumEntries(0), 0u);
@@ -254,7 +268,8 @@ TEST(FilterBitsTest, DuplicatesAnywhereAreRemoved) {
   EXPECT_EQ(s.num_buckets, ref.num_buckets);
   EXPECT_LE(s.num_items, n);
   EXPECT_GE(s.num_items, n - n / 50);  // only fingerprint collisions are shared
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(shuffled.contents));
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(shuffled.contents));
   for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(reader->MayMatch(Key(i)));
 }
 
@@ -267,7 +282,8 @@ TEST(FilterBitsTest, OrderDoesNotChangeTheCount) {
   EXPECT_EQ(builder->EstimateEntriesAdded(), n);
   Block descending = Finish(builder.get());
   // 0, n-1, 1, n-2, ...: a permutation that is not monotonic.
-  for (uint64_t i = 0; i < n; ++i) builder->AddKey(Key(i % 2 ? n - 1 - i / 2 : i / 2));
+  for (uint64_t i = 0; i < n; ++i)
+    builder->AddKey(Key(i % 2 ? n - 1 - i / 2 : i / 2));
   EXPECT_EQ(builder->EstimateEntriesAdded(), n);
   Block mixed = Finish(builder.get());
   EXPECT_EQ(descending.contents.size(), mixed.contents.size());
@@ -316,8 +332,10 @@ TEST(FilterBitsTest, AddKeyAndAlt) {
   builder->AddKey("ab");
   EXPECT_EQ(builder->EstimateEntriesAdded(), 5u);
   Block block = Finish(builder.get());
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
-  for (const char* k : {"aa1", "aa2", "aa3", "aa", "ab"}) EXPECT_TRUE(reader->MayMatch(k));
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(block.contents));
+  for (const char* k : {"aa1", "aa2", "aa3", "aa", "ab"})
+    EXPECT_TRUE(reader->MayMatch(k));
 }
 #endif
 
@@ -335,7 +353,8 @@ TEST(FilterBitsTest, BuilderReuseForPartitions) {
     ASSERT_TRUE(builder->MaybePostVerify(blocks.back().contents).ok());
   }
   for (uint64_t p = 0; p < 5; ++p) {
-    std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(blocks[p].contents));
+    std::unique_ptr<FilterBitsReader> reader(
+        policy->GetFilterBitsReader(blocks[p].contents));
     int other = 0;
     for (uint64_t q = 0; q < 5 * per; ++q) {
       const bool match = reader->MayMatch(Key(q));
@@ -404,21 +423,25 @@ TEST(FilterBitsTest, NeverFailsRetriesThenGrows) {
   BlockBasedTableOptions table_options;
   FilterBuildingContext context(table_options);
   context.info_log = &logger;
-  std::unique_ptr<FilterBitsBuilder> builder(policy->GetBuilderWithContext(context));
+  std::unique_ptr<FilterBitsBuilder> builder(
+      policy->GetBuilderWithContext(context));
   internal::SetBuilderMaxKicksForTesting(0);
   const uint64_t n = 2000;
   for (uint64_t i = 0; i < n; ++i) builder->AddKey(Key(i));
   Block block = Finish(builder.get());
   internal::SetBuilderMaxKicksForTesting(-1);
   ASSERT_TRUE(block.status.ok());
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(block.contents));
   for (uint64_t i = 0; i < n; ++i) ASSERT_TRUE(reader->MayMatch(Key(i)));
   CuckooFilterPolicyStats stats;
   ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &stats));
   EXPECT_EQ(stats.filters_built, 1u);
   EXPECT_EQ(stats.filters_grown, 1u);
-  EXPECT_GE(stats.build_retries, 3u);  // two more seeds at the budget, then growth
-  EXPECT_GT(block.contents.size(), std::ceil(n * 10.0 / 8) + 32);  // over budget
+  EXPECT_GE(stats.build_retries,
+            3u);  // two more seeds at the budget, then growth
+  EXPECT_GT(block.contents.size(),
+            std::ceil(n * 10.0 / 8) + 32);  // over budget
   EXPECT_EQ(stats.invalid_blocks, 0u);
   bool logged = false;
   for (const std::string& m : logger.messages) {
@@ -451,7 +474,8 @@ class CorruptBlockTest : public ::testing::Test {
   // The reader for `bytes` must answer "may match" for every key (if the
   // trailer is rejected it answers so for everything), without reading
   // outside the buffer (ASan) and must count the rejection.
-  void ExpectSafe(const std::string& bytes, bool expect_rejected, const std::string& what) {
+  void ExpectSafe(const std::string& bytes, bool expect_rejected,
+                  const std::string& what) {
     CuckooFilterPolicyStats before, after;
     ASSERT_TRUE(GetCuckooFilterPolicyStats(policy_.get(), &before));
     // An exact-size heap copy, so ASan sees any overread.
@@ -461,9 +485,12 @@ class CorruptBlockTest : public ::testing::Test {
         policy_->GetFilterBitsReader(Slice(copy.get(), bytes.size())));
     ASSERT_NE(reader, nullptr);
     ASSERT_TRUE(GetCuckooFilterPolicyStats(policy_.get(), &after));
-    EXPECT_EQ(after.invalid_blocks - before.invalid_blocks, expect_rejected ? 1u : 0u) << what;
+    EXPECT_EQ(after.invalid_blocks - before.invalid_blocks,
+              expect_rejected ? 1u : 0u)
+        << what;
     for (const std::string& k : keys_) ASSERT_TRUE(reader->MayMatch(k)) << what;
-    for (bool b : BatchMayMatch(reader.get(), keys_, 32)) ASSERT_TRUE(b) << what;
+    for (bool b : BatchMayMatch(reader.get(), keys_, 32))
+      ASSERT_TRUE(b) << what;
     if (expect_rejected) {
       EXPECT_TRUE(reader->MayMatch("not a key")) << what;
     }
@@ -474,12 +501,15 @@ class CorruptBlockTest : public ::testing::Test {
   std::string good_;
 };
 
-TEST_F(CorruptBlockTest, IntactBlockIsAccepted) { ExpectSafe(good_, false, "intact"); }
+TEST_F(CorruptBlockTest, IntactBlockIsAccepted) {
+  ExpectSafe(good_, false, "intact");
+}
 
 TEST_F(CorruptBlockTest, Truncated) {
   for (size_t len = 0; len < good_.size(); ++len) {
     ExpectSafe(good_.substr(0, len), true, "prefix of " + std::to_string(len));
-    ExpectSafe(good_.substr(good_.size() - len), true, "suffix of " + std::to_string(len));
+    ExpectSafe(good_.substr(good_.size() - len), true,
+               "suffix of " + std::to_string(len));
   }
   ExpectSafe(good_ + std::string(8, '\0'), true, "padded");
 }
@@ -489,7 +519,9 @@ TEST_F(CorruptBlockTest, TrailerBitFlips) {
     for (int bit = 0; bit < 8; ++bit) {
       std::string bad = good_;
       bad[byte] ^= static_cast<char>(1 << bit);
-      ExpectSafe(bad, true, "flip byte " + std::to_string(byte) + " bit " + std::to_string(bit));
+      ExpectSafe(
+          bad, true,
+          "flip byte " + std::to_string(byte) + " bit " + std::to_string(bit));
     }
   }
 }
@@ -500,8 +532,8 @@ TEST_F(CorruptBlockTest, WrongVersionWithValidChecksum) {
   cuckoo::internal::Trailer t;
   std::string error;
   uint64_t table_bytes = 0;
-  ASSERT_TRUE(cuckoo::internal::DecodeFilter(good_.data(), good_.size(), &t, &table_bytes,
-                                             &error));
+  ASSERT_TRUE(cuckoo::internal::DecodeFilter(good_.data(), good_.size(), &t,
+                                             &table_bytes, &error));
   std::string bad = good_;
   bad.back() = static_cast<char>(cuckoo::internal::kFormatVersion + 1);
   ExpectSafe(bad, true, "version");
@@ -552,7 +584,8 @@ TEST(FilterBitsTest, BatchedEqualsSingleForAnyBatchSize) {
   auto builder = NewBuilder(*policy);
   for (uint64_t i = 0; i < 5000; i += 2) builder->AddKey(Key(i));
   Block block = Finish(builder.get());
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(block.contents));
   std::vector<std::string> keys;
   for (uint64_t i = 0; i < 5000; ++i) keys.push_back(Key(i));
   std::vector<bool> single;
@@ -572,19 +605,24 @@ TEST(FilterBitsTest, GoldenBlock) {
   ASSERT_EQ(block.contents.size(), 158u);  // 28 buckets x 36 bits + 32
   const cuckoo::FilterStats s = StatsOf(block.contents);
   EXPECT_EQ(s.num_buckets, 28u);
-  EXPECT_EQ(internal::HashKeyInline(block.contents.data(), block.contents.size()),
-            0xd480c3bd41646a5full)  // format 2 (whole-block checksum)
-      << std::hex << internal::HashKeyInline(block.contents.data(), block.contents.size());
+  EXPECT_EQ(
+      internal::HashKeyInline(block.contents.data(), block.contents.size()),
+      0xd480c3bd41646a5full)  // format 2 (whole-block checksum)
+      << std::hex
+      << internal::HashKeyInline(block.contents.data(), block.contents.size());
 }
 
 TEST(FilterBitsTest, StatsCountBuildsAndReaders) {
   auto policy = MakePolicy("cuckoofilter:10");
-  const CuckooFilterPolicyStats global_before = GetGlobalCuckooFilterPolicyStats();
+  const CuckooFilterPolicyStats global_before =
+      GetGlobalCuckooFilterPolicyStats();
   auto builder = NewBuilder(*policy);
   for (uint64_t i = 0; i < 1000; ++i) builder->AddKey(Key(i));
   Block block = Finish(builder.get());
-  std::unique_ptr<FilterBitsReader> r1(policy->GetFilterBitsReader(block.contents));
-  std::unique_ptr<FilterBitsReader> r2(policy->GetFilterBitsReader(Slice("junk")));
+  std::unique_ptr<FilterBitsReader> r1(
+      policy->GetFilterBitsReader(block.contents));
+  std::unique_ptr<FilterBitsReader> r2(
+      policy->GetFilterBitsReader(Slice("junk")));
   CuckooFilterPolicyStats stats;
   ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &stats));
   EXPECT_EQ(stats.filters_built, 1u);
@@ -596,7 +634,6 @@ TEST(FilterBitsTest, StatsCountBuildsAndReaders) {
   EXPECT_GE(global.filters_built - global_before.filters_built, 1u);
   EXPECT_GE(global.invalid_blocks - global_before.invalid_blocks, 1u);
 }
-
 
 // Issue 8 item 1: "" is a legal smallest key. The builder's order tracking
 // used to memcpy from it into a not yet allocated buffer (memcpy(nullptr, p,
@@ -611,7 +648,8 @@ TEST(FilterBitsTest, EmptyFirstKey) {
   Block block = Finish(builder.get());
   ASSERT_TRUE(block.status.ok()) << block.status.ToString();
   EXPECT_TRUE(builder->MaybePostVerify(block.contents).ok());
-  std::unique_ptr<FilterBitsReader> reader(policy->GetFilterBitsReader(block.contents));
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(block.contents));
   EXPECT_TRUE(reader->MayMatch(""));
   for (uint64_t i = 0; i < 100; ++i) EXPECT_TRUE(reader->MayMatch(Key(i)));
   // Only empty keys, and a reused builder starting with "" again.

@@ -42,10 +42,10 @@ TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
   };
   // Largest f with (f - 1) / 0.95 <= bits (semi-sorted), f = 32 unsorted
   // from 32 / 0.95 = 33.68 bits.
-  const Case cases[] = {{4, 4, true},   {7.9, 8, true},   {8, 8, true},
-                        {9.47, 9, true}, {9.48, 10, true}, {10, 10, true},
-                        {12, 12, true}, {15.79, 16, true}, {16, 16, true},
-                        {20, 16, true}, {33.6, 16, true}, {33.7, 32, false},
+  const Case cases[] = {{4, 4, true},    {7.9, 8, true},    {8, 8, true},
+                        {9.47, 9, true}, {9.48, 10, true},  {10, 10, true},
+                        {12, 12, true},  {15.79, 16, true}, {16, 16, true},
+                        {20, 16, true},  {33.6, 16, true},  {33.7, 32, false},
                         {64, 32, false}};
   for (const Case& c : cases) {
     CuckooFilterOptions o;
@@ -66,8 +66,8 @@ TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
   double previous = 1.0;
   for (int millibits = 4000; millibits <= 64000; millibits += 250) {
     const PolicyConfig c = internal::AutoConfig(millibits);
-    const double fpr =
-        internal::ExpectedFpr(c.fingerprint_bits, c.bucket_size, c.TargetLoad());
+    const double fpr = internal::ExpectedFpr(c.fingerprint_bits, c.bucket_size,
+                                             c.TargetLoad());
     // Not monotone at every step (the load rises within one f), but a
     // larger f always wins: never worse than 1.5x the previous step.
     EXPECT_LT(fpr, previous * 1.5) << millibits;
@@ -75,17 +75,29 @@ TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
   }
   // The design points: below Bloom's ~0.95% at 10 and ~0.084% at 16 bits/key
   // (RocksDB's measured rates; the DB test and the benchmark measure ours).
-  EXPECT_LT(internal::ExpectedFpr(10, 4, internal::AutoConfig(10000).TargetLoad()), 0.0075);
-  EXPECT_LT(internal::ExpectedFpr(16, 4, internal::AutoConfig(16000).TargetLoad()), 0.0002);
+  EXPECT_LT(
+      internal::ExpectedFpr(10, 4, internal::AutoConfig(10000).TargetLoad()),
+      0.0075);
+  EXPECT_LT(
+      internal::ExpectedFpr(16, 4, internal::AutoConfig(16000).TargetLoad()),
+      0.0002);
 }
 
 TEST_F(PolicyConfigTest, NamesRoundTrip) {
-  const std::vector<std::string> names = {
-      "cuckoofilter:10",         "cuckoofilter:4",          "cuckoofilter:64",
-      "cuckoofilter:9.5",        "cuckoofilter:12.345",     "cuckoofilter:40",
-      "cuckoofilter:13:12:4:0",  "cuckoofilter:12:12:4:1",  "cuckoofilter:11.579:12:4:1",
-      "cuckoofilter:10:8:2:0",   "cuckoofilter:12:8:8:0",   "cuckoofilter:40:32:4:0",
-      "cuckoofilter:20:8:1:0",   "cuckoofilter:34:32:8:0"};
+  const std::vector<std::string> names = {"cuckoofilter:10",
+                                          "cuckoofilter:4",
+                                          "cuckoofilter:64",
+                                          "cuckoofilter:9.5",
+                                          "cuckoofilter:12.345",
+                                          "cuckoofilter:40",
+                                          "cuckoofilter:13:12:4:0",
+                                          "cuckoofilter:12:12:4:1",
+                                          "cuckoofilter:11.579:12:4:1",
+                                          "cuckoofilter:10:8:2:0",
+                                          "cuckoofilter:12:8:8:0",
+                                          "cuckoofilter:40:32:4:0",
+                                          "cuckoofilter:20:8:1:0",
+                                          "cuckoofilter:34:32:8:0"};
   for (const std::string& name : names) {
     PolicyConfig a;
     ASSERT_TRUE(internal::ParsePolicyString(name, &a).ok()) << name;
@@ -127,7 +139,8 @@ TEST_F(PolicyConfigTest, TargetFprForm) {
     // minimum budget).
     if (layout.bits_per_key > kMinBitsPerKey) {
       CuckooFilterOptions smaller;
-      smaller.bits_per_key = std::max(kMinBitsPerKey, layout.bits_per_key * 0.95);
+      smaller.bits_per_key =
+          std::max(kMinBitsPerKey, layout.bits_per_key * 0.95);
       CuckooFilterLayout s;
       ASSERT_TRUE(ResolveCuckooFilterLayout(smaller, &s).ok());
       EXPECT_GT(s.expected_fpr, rate) << value;
@@ -143,41 +156,42 @@ TEST_F(PolicyConfigTest, TargetFprForm) {
 
 TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
   const std::vector<std::string> bad = {
-      "cuckoofilter",                // no budget
-      "cuckoofilter:",               // empty budget
-      "cuckoofilter:abc",            // not a number
-      "cuckoofilter:-1",             // sign
-      "cuckoofilter:+10",            // sign
-      "cuckoofilter:3.9",            // below 4
-      "cuckoofilter:64.5",           // above 64
-      "cuckoofilter:0",              // no filter is not a cuckoo filter
-      "cuckoofilter:1e1",            // exponent
-      "cuckoofilter:nan",            //
-      "cuckoofilter:inf",            //
-      "cuckoofilter:10.",            // dangling point
-      "cuckoofilter: 10",            // space
-      "cuckoofilter:10:12:3:1",      // bucket size 3
-      "cuckoofilter:10:12:4:2",      // semi flag
-      "cuckoofilter:20:17:4:0",      // f = 17
-      "cuckoofilter:20:3:4:0",       // f = 3
-      "cuckoofilter:10:12:4:1",      // needs 11.579 bits at load 0.95
-      "cuckoofilter:20:12:8:1",      // semi-sorting needs b = 4
-      "cuckoofilter:40:32:4:1",      // semi-sorting needs f <= 16
-      "cuckoofilter:64:32:1:0",      // needs 71.1 bits
-      "cuckoofilter:10:12:4",        // 3 arguments
-      "cuckoofilter:10:12:4:1:0",    // 5 arguments
-      "cuckoofilter:10::4:1",        // empty field
-      "cuckoofilter:fpr",            //
-      "cuckoofilter:fpr:0",          //
-      "cuckoofilter:fpr:1",          //
-      "cuckoofilter:fpr:1.5",        //
-      "cuckoofilter:fpr:abc",        //
+      "cuckoofilter",                   // no budget
+      "cuckoofilter:",                  // empty budget
+      "cuckoofilter:abc",               // not a number
+      "cuckoofilter:-1",                // sign
+      "cuckoofilter:+10",               // sign
+      "cuckoofilter:3.9",               // below 4
+      "cuckoofilter:64.5",              // above 64
+      "cuckoofilter:0",                 // no filter is not a cuckoo filter
+      "cuckoofilter:1e1",               // exponent
+      "cuckoofilter:nan",               //
+      "cuckoofilter:inf",               //
+      "cuckoofilter:10.",               // dangling point
+      "cuckoofilter: 10",               // space
+      "cuckoofilter:10:12:3:1",         // bucket size 3
+      "cuckoofilter:10:12:4:2",         // semi flag
+      "cuckoofilter:20:17:4:0",         // f = 17
+      "cuckoofilter:20:3:4:0",          // f = 3
+      "cuckoofilter:10:12:4:1",         // needs 11.579 bits at load 0.95
+      "cuckoofilter:20:12:8:1",         // semi-sorting needs b = 4
+      "cuckoofilter:40:32:4:1",         // semi-sorting needs f <= 16
+      "cuckoofilter:64:32:1:0",         // needs 71.1 bits
+      "cuckoofilter:10:12:4",           // 3 arguments
+      "cuckoofilter:10:12:4:1:0",       // 5 arguments
+      "cuckoofilter:10::4:1",           // empty field
+      "cuckoofilter:fpr",               //
+      "cuckoofilter:fpr:0",             //
+      "cuckoofilter:fpr:1",             //
+      "cuckoofilter:fpr:1.5",           //
+      "cuckoofilter:fpr:abc",           //
       "cuckoofilter:fpr:0.0000000001",  // needs far more than 64 bits
   };
   for (const std::string& value : bad) {
     std::shared_ptr<const FilterPolicy> policy;
     Status s = Create(value, &policy);
-    EXPECT_FALSE(s.ok()) << value << " gave " << (policy ? policy->Name() : "null");
+    EXPECT_FALSE(s.ok()) << value << " gave "
+                         << (policy ? policy->Name() : "null");
     EXPECT_EQ(policy, nullptr) << value;
     CuckooFilterLayout layout;
     EXPECT_FALSE(ParseCuckooFilterPolicyString(value, &layout).ok()) << value;
@@ -187,8 +201,8 @@ TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
     ConfigOptions strict;
     strict.input_strings_escaped = false;
     s = ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
-        strict, ROCKSDB_NAMESPACE::BlockBasedTableOptions(), "filter_policy=" + value,
-        &table_options);
+        strict, ROCKSDB_NAMESPACE::BlockBasedTableOptions(),
+        "filter_policy=" + value, &table_options);
     EXPECT_FALSE(s.ok()) << "table options: " << value;
 
     // RocksDB's lenient parsing (escaped input, as for OPTIONS files)
@@ -197,8 +211,8 @@ TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
     ConfigOptions lenient;
     ROCKSDB_NAMESPACE::BlockBasedTableOptions lenient_options;
     s = ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
-        lenient, ROCKSDB_NAMESPACE::BlockBasedTableOptions(), "filter_policy=" + value,
-        &lenient_options);
+        lenient, ROCKSDB_NAMESPACE::BlockBasedTableOptions(),
+        "filter_policy=" + value, &lenient_options);
     EXPECT_TRUE(s.ok()) << value;
     EXPECT_EQ(lenient_options.filter_policy, nullptr) << value;
   }
@@ -209,7 +223,8 @@ TEST_F(PolicyConfigTest, TableOptionsStringCreatesThePolicy) {
   ConfigOptions config;
   ASSERT_TRUE(ROCKSDB_NAMESPACE::GetBlockBasedTableOptionsFromString(
                   config, ROCKSDB_NAMESPACE::BlockBasedTableOptions(),
-                  "filter_policy=cuckoofilter:12;block_size=8192", &table_options)
+                  "filter_policy=cuckoofilter:12;block_size=8192",
+                  &table_options)
                   .ok());
   ASSERT_NE(table_options.filter_policy, nullptr);
   EXPECT_STREQ(table_options.filter_policy->Name(), "cuckoofilter:12");
@@ -272,7 +287,8 @@ TEST_F(PolicyConfigTest, BitsFactoryClamps) {
 }
 
 TEST_F(PolicyConfigTest, NotACuckooPolicy) {
-  std::unique_ptr<const FilterPolicy> bloom(ROCKSDB_NAMESPACE::NewBloomFilterPolicy(10));
+  std::unique_ptr<const FilterPolicy> bloom(
+      ROCKSDB_NAMESPACE::NewBloomFilterPolicy(10));
   EXPECT_FALSE(IsCuckooFilterPolicy(bloom.get()));
   EXPECT_FALSE(IsCuckooFilterPolicy(nullptr));
   CuckooFilterPolicyStats stats;
@@ -282,10 +298,10 @@ TEST_F(PolicyConfigTest, NotACuckooPolicy) {
 // BucketsForKeys keeps the table within the budget and under the maximum
 // load; KeysForFilterBytes is its inverse.
 TEST_F(PolicyConfigTest, SizingRules) {
-  for (const char* name : {"cuckoofilter:8", "cuckoofilter:10", "cuckoofilter:16",
-                           "cuckoofilter:9.474", "cuckoofilter:40",
-                           "cuckoofilter:10:8:2:0", "cuckoofilter:12:8:8:0",
-                           "cuckoofilter:20:8:1:0"}) {
+  for (const char* name :
+       {"cuckoofilter:8", "cuckoofilter:10", "cuckoofilter:16",
+        "cuckoofilter:9.474", "cuckoofilter:40", "cuckoofilter:10:8:2:0",
+        "cuckoofilter:12:8:8:0", "cuckoofilter:20:8:1:0"}) {
     PolicyConfig c;
     ASSERT_TRUE(internal::ParsePolicyString(name, &c).ok());
     uint64_t previous_bytes = 0;
@@ -293,7 +309,8 @@ TEST_F(PolicyConfigTest, SizingRules) {
       const uint64_t buckets = internal::BucketsForKeys(c, n);
       ASSERT_GE(buckets, 2u);
       EXPECT_EQ(buckets % 2, 0u);
-      EXPECT_LE(double(n), buckets * c.bucket_size * c.HardMaxLoad() + 1e-9) << name << " " << n;
+      EXPECT_LE(double(n), buckets * c.bucket_size * c.HardMaxLoad() + 1e-9)
+          << name << " " << n;
       const uint64_t bytes = internal::FilterBytesForKeys(c, n);
       EXPECT_GE(bytes, previous_bytes);
       previous_bytes = bytes;
@@ -309,7 +326,8 @@ TEST_F(PolicyConfigTest, SizingRules) {
       if (n > 0) {
         EXPECT_LE(internal::FilterBytesForKeys(c, n), bytes) << name;
       }
-      EXPECT_GT(internal::FilterBytesForKeys(c, n + 1), bytes) << name << " " << bytes;
+      EXPECT_GT(internal::FilterBytesForKeys(c, n + 1), bytes)
+          << name << " " << bytes;
     }
   }
 }

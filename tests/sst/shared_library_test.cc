@@ -23,8 +23,8 @@ namespace rdb = ROCKSDB_NAMESPACE;
 TEST(SharedLibraryTest, NotRegisteredBeforeLoading) {
   // The silent trap: an unregistered name is "no filter" with an OK status.
   std::shared_ptr<const rdb::FilterPolicy> policy;
-  rdb::Status s = rdb::FilterPolicy::CreateFromString(rdb::ConfigOptions(),
-                                                      "cuckoofilter:10", &policy);
+  rdb::Status s = rdb::FilterPolicy::CreateFromString(
+      rdb::ConfigOptions(), "cuckoofilter:10", &policy);
   EXPECT_TRUE(s.ok());
   EXPECT_EQ(policy, nullptr);
 }
@@ -37,11 +37,12 @@ TEST(SharedLibraryTest, LoadingRegistersTheFactories) {
       dlsym(handle, "rocksdb_cuckoo_shared_library_registered"));
   ASSERT_NE(registered, nullptr) << dlerror();
   EXPECT_GE(registered(), 1);
-  ASSERT_NE(dlsym(handle, "cuckoo_RegisterPlugin"), nullptr) << "registrar not exported";
+  ASSERT_NE(dlsym(handle, "cuckoo_RegisterPlugin"), nullptr)
+      << "registrar not exported";
 
   std::shared_ptr<const rdb::FilterPolicy> policy;
-  rdb::Status s = rdb::FilterPolicy::CreateFromString(rdb::ConfigOptions(),
-                                                      "cuckoofilter:10", &policy);
+  rdb::Status s = rdb::FilterPolicy::CreateFromString(
+      rdb::ConfigOptions(), "cuckoofilter:10", &policy);
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_NE(policy, nullptr);
   EXPECT_STREQ(policy->Name(), "cuckoofilter:10");
@@ -50,11 +51,13 @@ TEST(SharedLibraryTest, LoadingRegistersTheFactories) {
   rdb::ConfigOptions strict;
   strict.input_strings_escaped = false;
   rdb::BlockBasedTableOptions table;
-  s = rdb::GetBlockBasedTableOptionsFromString(strict, rdb::BlockBasedTableOptions(),
-                                               "filter_policy=cuckoofilter:abc", &table);
+  s = rdb::GetBlockBasedTableOptionsFromString(
+      strict, rdb::BlockBasedTableOptions(), "filter_policy=cuckoofilter:abc",
+      &table);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  s = rdb::GetBlockBasedTableOptionsFromString(strict, rdb::BlockBasedTableOptions(),
-                                               "filter_policy=cuckoofilter:16", &table);
+  s = rdb::GetBlockBasedTableOptionsFromString(
+      strict, rdb::BlockBasedTableOptions(), "filter_policy=cuckoofilter:16",
+      &table);
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_NE(table.filter_policy, nullptr);
   EXPECT_STREQ(table.filter_policy->Name(), "cuckoofilter:16");

@@ -57,19 +57,19 @@ void PrintSlot(const char* cls, const char* sig, MemberPtr mp) {
 }
 
 // One SFINAE detector + printer per candidate signature (TAG names them).
-#define PROBE_ENTRY(TAG, CLS, NAME, SIG_TEXT, TYPE)                           \
-  template <typename T, typename = void>                                      \
-  struct Has_##TAG : std::false_type {};                                      \
-  template <typename T>                                                       \
-  struct Has_##TAG<T, std::void_t<decltype(static_cast<TYPE>(&T::NAME))>>     \
-      : std::true_type {};                                                    \
-  template <typename T = CLS>                                                 \
-  void Print_##TAG() {                                                        \
-    if constexpr (Has_##TAG<T>::value) {                                      \
-      PrintSlot(#CLS, SIG_TEXT, static_cast<TYPE>(&T::NAME));                 \
-    } else {                                                                  \
-      std::printf("%s\t%s\tabsent\n", #CLS, SIG_TEXT);                        \
-    }                                                                         \
+#define PROBE_ENTRY(TAG, CLS, NAME, SIG_TEXT, TYPE)                       \
+  template <typename T, typename = void>                                  \
+  struct Has_##TAG : std::false_type {};                                  \
+  template <typename T>                                                   \
+  struct Has_##TAG<T, std::void_t<decltype(static_cast<TYPE>(&T::NAME))>> \
+      : std::true_type {};                                                \
+  template <typename T = CLS>                                             \
+  void Print_##TAG() {                                                    \
+    if constexpr (Has_##TAG<T>::value) {                                  \
+      PrintSlot(#CLS, SIG_TEXT, static_cast<TYPE>(&T::NAME));             \
+    } else {                                                              \
+      std::printf("%s\t%s\tabsent\n", #CLS, SIG_TEXT);                    \
+    }                                                                     \
   }
 
 // Every virtual seen in any release from 7.0 on. Add new ones here.

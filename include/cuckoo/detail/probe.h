@@ -47,7 +47,8 @@ inline uint32_t Fingerprint(uint64_t hash, int fp_bits) {
 }
 
 // The other bucket of fingerprint fp stored in `bucket`:
-//   alt(i, fp) = (m - i - r(fp)) mod m,  r(fp) = FastRange32(Mix32(fp ^ seed), m) | 1.
+//   alt(i, fp) = (m - i - r(fp)) mod m,  r(fp) = FastRange32(Mix32(fp ^ seed),
+//   m) | 1.
 // An involution; with m even and r odd, alt(i) != i.
 inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
                           uint32_t seed) {

@@ -25,12 +25,12 @@
 #include <thread>
 #include <unordered_map>
 
+#include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
 #include "rocksdb/comparator.h"
 #include "rocksdb/env.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
-#include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
 
 // RocksDB 9.0: Get/MultiGet overloads final (see the read entry points).
 #define CUCKOO_DB_READS_FINAL (ROCKSDB_MAJOR >= 9)
@@ -47,9 +47,9 @@ using ROCKSDB_NAMESPACE::Comparator;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::DBOptions;
 using ROCKSDB_NAMESPACE::Env;
+using ROCKSDB_NAMESPACE::InfoLogLevel;
 using ROCKSDB_NAMESPACE::IngestExternalFileArg;
 using ROCKSDB_NAMESPACE::IngestExternalFileOptions;
-using ROCKSDB_NAMESPACE::InfoLogLevel;
 using ROCKSDB_NAMESPACE::Iterator;
 using ROCKSDB_NAMESPACE::Logger;
 using ROCKSDB_NAMESPACE::Options;
@@ -67,7 +67,9 @@ using Builder = LiveKeyFilter::Builder;
 
 constexpr char kSnapshotPrefix[] = "CUCKOO_LIVE_FILTER-";
 
-std::string_view View(const Slice& s) { return std::string_view(s.data(), s.size()); }
+std::string_view View(const Slice& s) {
+  return std::string_view(s.data(), s.size());
+}
 
 // What an operation does to one key (PutEntity counts as Put, SingleDelete
 // as Delete).
@@ -138,7 +140,8 @@ class BatchCollector : public WriteBatch::Handler {
   Status MergeCF(uint32_t cf, const Slice& key, const Slice&) override {
     return Add(cf, OpType::kMerge, key);
   }
-  Status DeleteRangeCF(uint32_t cf, const Slice& begin, const Slice& end) override {
+  Status DeleteRangeCF(uint32_t cf, const Slice& begin,
+                       const Slice& end) override {
     return Add(cf, OpType::kDeleteRange, begin, end);
   }
   Status PutBlobIndexCF(uint32_t cf, const Slice& key, const Slice&) override {
@@ -156,9 +159,11 @@ class BatchCollector : public WriteBatch::Handler {
 
  private:
   static Status Unsupported() {
-    return Status::NotSupported("FilteredDB: two-phase-commit markers in a batch");
+    return Status::NotSupported(
+        "FilteredDB: two-phase-commit markers in a batch");
   }
-  Status Add(uint32_t cf, OpType type, const Slice& key, const Slice& end = Slice()) {
+  Status Add(uint32_t cf, OpType type, const Slice& key,
+             const Slice& end = Slice()) {
     if (cf < by_id_->size()) {
       CfState* state = (*by_id_)[cf];
       if (state != nullptr && !state->dropped.load(std::memory_order_relaxed)) {
@@ -205,15 +210,21 @@ bool InRange(const Comparator* cmp, const Slice& key, const Slice& begin,
 // Computed when the DB is closed (at our Close, before our Open) or while it
 // runs (PersistFilterSnapshots: a racing background job only makes the
 // digest mismatch later, which is safe). "" if it cannot be computed.
-std::string DbStateDigest(Env* env, const std::string& dbname, const std::string& wal_dir) {
+std::string DbStateDigest(Env* env, const std::string& dbname,
+                          const std::string& wal_dir) {
   std::string current;
-  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/CURRENT", &current).ok()) return "";
-  while (!current.empty() && (current.back() == '\n' || current.back() == '\r')) {
+  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/CURRENT", &current)
+           .ok())
+    return "";
+  while (!current.empty() &&
+         (current.back() == '\n' || current.back() == '\r')) {
     current.pop_back();
   }
   if (current.empty() || current.find('/') != std::string::npos) return "";
   std::string manifest;
-  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/" + current, &manifest).ok()) {
+  if (!ROCKSDB_NAMESPACE::ReadFileToString(env, dbname + "/" + current,
+                                           &manifest)
+           .ok()) {
     return "";
   }
   std::string acc = current + ":" + std::to_string(manifest.size()) + ":" +
@@ -223,9 +234,11 @@ std::string DbStateDigest(Env* env, const std::string& dbname, const std::string
   if (!env->GetChildren(wdir, &children).ok()) return "";
   std::sort(children.begin(), children.end());
   for (const std::string& name : children) {
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".log") != 0) continue;
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".log") != 0)
+      continue;
     std::string wal;
-    if (!ROCKSDB_NAMESPACE::ReadFileToString(env, wdir + "/" + name, &wal).ok()) return "";
+    if (!ROCKSDB_NAMESPACE::ReadFileToString(env, wdir + "/" + name, &wal).ok())
+      return "";
     acc += ";" + name + ":" + std::to_string(wal.size()) + ":" +
            std::to_string(cuckoo::HashKey(wal));
   }
@@ -237,7 +250,8 @@ std::string DbStateDigest(Env* env, const std::string& dbname, const std::string
 
 class FilteredDBImpl final : public FilteredDB {
  public:
-  FilteredDBImpl(DB* db, const FilteredDBOptions& options, std::string open_state)
+  FilteredDBImpl(DB* db, const FilteredDBOptions& options,
+                 std::string open_state)
       : FilteredDB(db), options_(options), open_state_(std::move(open_state)) {}
 
   ~FilteredDBImpl() override {
@@ -278,8 +292,8 @@ class FilteredDBImpl final : public FilteredDB {
 #endif
 
   using StackableDB::GetEntity;
-  Status GetEntity(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
-                   PinnableWideColumns* columns) override {
+  Status GetEntity(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key, PinnableWideColumns* columns) override {
     if (KnownAbsent(ro, cf, key)) {
       if (columns != nullptr) columns->Reset();
       return Status::NotFound();
@@ -300,8 +314,9 @@ class FilteredDBImpl final : public FilteredDB {
   }
 
   using StackableDB::KeyMayExist;
-  bool KeyMayExist(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
-                   std::string* value, bool* value_found) override {
+  bool KeyMayExist(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key, std::string* value,
+                   bool* value_found) override {
     if (KnownAbsent(ro, cf, key)) {
       if (value_found != nullptr) *value_found = false;
       return false;
@@ -311,8 +326,9 @@ class FilteredDBImpl final : public FilteredDB {
 
   using StackableDB::MultiGet;
 #if CUCKOO_DB_READS_FINAL
-  void MultiGet(const ReadOptions& ro, size_t num_keys, ColumnFamilyHandle** cfs,
-                const Slice* keys, PinnableSlice* values, std::string* timestamps,
+  void MultiGet(const ReadOptions& ro, size_t num_keys,
+                ColumnFamilyHandle** cfs, const Slice* keys,
+                PinnableSlice* values, std::string* timestamps,
                 Status* statuses, bool sorted_input) override;
 #else
   std::vector<Status> MultiGet(const ReadOptions& ro,
@@ -322,8 +338,9 @@ class FilteredDBImpl final : public FilteredDB {
   void MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf, size_t num_keys,
                 const Slice* keys, PinnableSlice* values, Status* statuses,
                 bool sorted_input) override;
-  void MultiGet(const ReadOptions& ro, size_t num_keys, ColumnFamilyHandle** cfs,
-                const Slice* keys, PinnableSlice* values, Status* statuses,
+  void MultiGet(const ReadOptions& ro, size_t num_keys,
+                ColumnFamilyHandle** cfs, const Slice* keys,
+                PinnableSlice* values, Status* statuses,
                 bool sorted_input) override;
 #endif
 
@@ -333,15 +350,17 @@ class FilteredDBImpl final : public FilteredDB {
              const Slice& value) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Put(wo, cf, key, value);
-    return WriteOne(wo, s, OpType::kPut, key, [&] { return db_->Put(wo, cf, key, value); });
+    return WriteOne(wo, s, OpType::kPut, key,
+                    [&] { return db_->Put(wo, cf, key, value); });
   }
 
   using StackableDB::PutEntity;
-  Status PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf, const Slice& key,
-                   const WideColumns& columns) override {
+  Status PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                   const Slice& key, const WideColumns& columns) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->PutEntity(wo, cf, key, columns);
-    return WriteOne(wo, s, OpType::kPut, key, [&] { return db_->PutEntity(wo, cf, key, columns); });
+    return WriteOne(wo, s, OpType::kPut, key,
+                    [&] { return db_->PutEntity(wo, cf, key, columns); });
   }
 
   using StackableDB::Delete;
@@ -349,7 +368,8 @@ class FilteredDBImpl final : public FilteredDB {
                 const Slice& key) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Delete(wo, cf, key);
-    return WriteOne(wo, s, OpType::kDelete, key, [&] { return db_->Delete(wo, cf, key); });
+    return WriteOne(wo, s, OpType::kDelete, key,
+                    [&] { return db_->Delete(wo, cf, key); });
   }
 
   using StackableDB::SingleDelete;
@@ -357,7 +377,8 @@ class FilteredDBImpl final : public FilteredDB {
                       const Slice& key) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->SingleDelete(wo, cf, key);
-    return WriteOne(wo, s, OpType::kDelete, key, [&] { return db_->SingleDelete(wo, cf, key); });
+    return WriteOne(wo, s, OpType::kDelete, key,
+                    [&] { return db_->SingleDelete(wo, cf, key); });
   }
 
   using StackableDB::Merge;
@@ -365,7 +386,8 @@ class FilteredDBImpl final : public FilteredDB {
                const Slice& value) override {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->Merge(wo, cf, key, value);
-    return WriteOne(wo, s, OpType::kMerge, key, [&] { return db_->Merge(wo, cf, key, value); });
+    return WriteOne(wo, s, OpType::kMerge, key,
+                    [&] { return db_->Merge(wo, cf, key, value); });
   }
 
   using StackableDB::DeleteRange;
@@ -374,7 +396,8 @@ class FilteredDBImpl final : public FilteredDB {
     CfState* s = WriteState(cf);
     if (s == nullptr) return db_->DeleteRange(wo, cf, begin, end);
     std::vector<Op> ops{Op{s, OpType::kDeleteRange, begin, end}};
-    return WriteFiltered(wo, &ops, [&] { return db_->DeleteRange(wo, cf, begin, end); });
+    return WriteFiltered(wo, &ops,
+                         [&] { return db_->DeleteRange(wo, cf, begin, end); });
   }
 
   Status Write(const WriteOptions& wo, WriteBatch* batch) override {
@@ -399,12 +422,14 @@ class FilteredDBImpl final : public FilteredDB {
     return IngestExternalFiles({arg});
   }
 
-  Status IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) override;
+  Status IngestExternalFiles(
+      const std::vector<IngestExternalFileArg>& args) override;
 
   Status DropColumnFamily(ColumnFamilyHandle* cf) override {
     return DropColumnFamilies({cf});
   }
-  Status DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& cfs) override;
+  Status DropColumnFamilies(
+      const std::vector<ColumnFamilyHandle*>& cfs) override;
 
   Status Close() override { return CloseImpl(); }
 
@@ -412,7 +437,8 @@ class FilteredDBImpl final : public FilteredDB {
   bool HasFilter(ColumnFamilyHandle* cf) const override {
     return State(cf) != nullptr;
   }
-  Status GetFilterStats(ColumnFamilyHandle* cf, LiveKeyFilterStats* stats) const override;
+  Status GetFilterStats(ColumnFamilyHandle* cf,
+                        LiveKeyFilterStats* stats) const override;
   const LiveKeyFilter* GetLiveKeyFilter(ColumnFamilyHandle* cf) const override {
     const CfState* s = State(cf);
     return s == nullptr ? nullptr : s->filter.get();
@@ -427,12 +453,14 @@ class FilteredDBImpl final : public FilteredDB {
     const uint32_t id = cf == nullptr ? 0 : cf->GetID();
     if (id >= by_id_.size()) return nullptr;
     CfState* s = by_id_[id];
-    return s == nullptr || s->dropped.load(std::memory_order_acquire) ? nullptr : s;
+    return s == nullptr || s->dropped.load(std::memory_order_acquire) ? nullptr
+                                                                      : s;
   }
   CfState* WriteState(ColumnFamilyHandle* cf) const { return State(cf); }
   // The state to filter a read with, or nullptr when the read must see the
   // DB directly (snapshots, timestamps, the persisted tier).
-  const CfState* ReadState(const ReadOptions& ro, ColumnFamilyHandle* cf) const {
+  const CfState* ReadState(const ReadOptions& ro,
+                           ColumnFamilyHandle* cf) const {
     // Only plain reads of the latest state are answered from the filter: a
     // snapshot or timestamp sees older keys, ignore_range_deletions sees
     // range-deleted ones, and the memtable/block-cache/persisted tiers
@@ -446,7 +474,8 @@ class FilteredDBImpl final : public FilteredDB {
   }
   // True if the read may answer NotFound without the DB: the column family
   // is filtered for this read and its filter rules the key out.
-  bool KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key) const {
+  bool KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key) const {
     const CfState* s = ReadState(ro, cf);
     return s != nullptr && !s->filter->MayContain(View(key));
   }
@@ -456,14 +485,16 @@ class FilteredDBImpl final : public FilteredDB {
   template <typename Forward>
   void FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
                         ColumnFamilyHandle* const* cfs, const Slice* keys,
-                        PinnableSlice* values, Status* statuses, Forward&& forward);
+                        PinnableSlice* values, Status* statuses,
+                        Forward&& forward);
 
   template <typename WriteFn>
-  Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops, WriteFn&& write);
+  Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
+                       WriteFn&& write);
   // The same for a single-key write, without allocations.
   template <typename WriteFn>
-  Status WriteOne(const WriteOptions& wo, CfState* s, OpType type, const Slice& key,
-                  WriteFn&& write);
+  Status WriteOne(const WriteOptions& wo, CfState* s, OpType type,
+                  const Slice& key, WriteFn&& write);
   Status PlanLocked(const std::vector<Op>& ops, WritePlan* plan);
   Status ResolveBeforeLocked(KeyPlan* k);
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
@@ -485,7 +516,8 @@ class FilteredDBImpl final : public FilteredDB {
 
   Status LoadOrBuild(CfState* s);
   std::string SnapshotPath(const CfState* s) const {
-    return options_.snapshot_dir + "/" + kSnapshotPrefix + std::to_string(s->id);
+    return options_.snapshot_dir + "/" + kSnapshotPrefix +
+           std::to_string(s->id);
   }
   LiveKeyFilter::SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
                                            const std::string& db_state) const {
@@ -505,10 +537,12 @@ class FilteredDBImpl final : public FilteredDB {
   // so that the sequence number recorded next cannot be lost by a crash.
   Status MakeWritesDurableLocked();
   std::string CurrentDbState() const {
-    return DbStateDigest(db_->GetEnv(), db_->GetName(), db_->GetDBOptions().wal_dir);
+    return DbStateDigest(db_->GetEnv(), db_->GetName(),
+                         db_->GetDBOptions().wal_dir);
   }
   Status CloseImpl();
-  void Info(const char* format, ...) const __attribute__((format(printf, 2, 3)));
+  void Info(const char* format, ...) const
+      __attribute__((format(printf, 2, 3)));
 
   const FilteredDBOptions options_;
   const std::string open_state_;  // DbStateDigest before DB::Open
@@ -518,7 +552,7 @@ class FilteredDBImpl final : public FilteredDB {
   std::vector<CfState*> by_id_;  // immutable after Init
   std::mutex write_mu_;
   bool unlogged_writes_ = false;  // write_mu_: a disableWAL write happened
-  bool initialized_ = false;  // Init succeeded
+  bool initialized_ = false;      // Init succeeded
   bool closed_ = false;
   Status close_status_;
 };
@@ -526,10 +560,9 @@ class FilteredDBImpl final : public FilteredDB {
 // ================================================================== reads
 
 #if !CUCKOO_DB_READS_FINAL
-std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
-                                             const std::vector<ColumnFamilyHandle*>& cfs,
-                                             const std::vector<Slice>& keys,
-                                             std::vector<std::string>* values) {
+std::vector<Status> FilteredDBImpl::MultiGet(
+    const ReadOptions& ro, const std::vector<ColumnFamilyHandle*>& cfs,
+    const std::vector<Slice>& keys, std::vector<std::string>* values) {
   const size_t n = keys.size();
   if (cfs.size() != n) return db_->MultiGet(ro, cfs, keys, values);
   std::vector<char> maybe(n, 1);
@@ -551,7 +584,8 @@ std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
   }
   std::vector<std::string> sub_values;
   std::vector<Status> sub_status;
-  if (!sub_keys.empty()) sub_status = db_->MultiGet(ro, sub_cfs, sub_keys, &sub_values);
+  if (!sub_keys.empty())
+    sub_status = db_->MultiGet(ro, sub_cfs, sub_keys, &sub_values);
   std::vector<Status> result(n);
   values->resize(n);
   size_t j = 0;
@@ -571,9 +605,9 @@ std::vector<Status> FilteredDBImpl::MultiGet(const ReadOptions& ro,
 
 template <typename Forward>
 void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
-                                      ColumnFamilyHandle* const* cfs, const Slice* keys,
-                                      PinnableSlice* values, Status* statuses,
-                                      Forward&& forward) {
+                                      ColumnFamilyHandle* const* cfs,
+                                      const Slice* keys, PinnableSlice* values,
+                                      Status* statuses, Forward&& forward) {
   // One batched (prefetching) filter probe per run of keys of one family.
   std::unique_ptr<bool[]> maybe(new bool[num_keys]);
   std::vector<uint64_t> hashes;
@@ -586,7 +620,8 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
       std::fill(maybe.get() + i, maybe.get() + j, true);
     } else {
       hashes.resize(j - i);
-      for (size_t k = i; k < j; ++k) hashes[k - i] = LiveKeyFilter::Hash(View(keys[k]));
+      for (size_t k = i; k < j; ++k)
+        hashes[k - i] = LiveKeyFilter::Hash(View(keys[k]));
       s->filter->MayContainHashes(hashes.data(), j - i, maybe.get() + i);
     }
     for (size_t k = i; k < j; ++k) candidates += maybe[k] ? 1 : 0;
@@ -616,7 +651,8 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
     sub_cfs[j] = cfs[index[j]];
     sub_keys[j] = keys[index[j]];
   }
-  forward(m, sub_cfs.data(), sub_keys.data(), sub_values.get(), sub_status.get());
+  forward(m, sub_cfs.data(), sub_keys.data(), sub_values.get(),
+          sub_status.get());
   for (size_t j = 0; j < m; ++j) {
     // PinSelf copies into the caller's PinnableSlice, which may use a
     // caller-owned std::string buffer (a move would detach it).
@@ -640,16 +676,18 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
   FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
                    [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
                        PinnableSlice* v, Status* st) {
-                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c), k, v,
-                                   nullptr, st, sorted_input);
+                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c),
+                                   k, v, nullptr, st, sorted_input);
                    });
 }
 #else
 void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
-                              size_t num_keys, const Slice* keys, PinnableSlice* values,
-                              Status* statuses, bool sorted_input) {
+                              size_t num_keys, const Slice* keys,
+                              PinnableSlice* values, Status* statuses,
+                              bool sorted_input) {
   if (ReadState(ro, cf) == nullptr || num_keys == 0) {
-    return db_->MultiGet(ro, cf, num_keys, keys, values, statuses, sorted_input);
+    return db_->MultiGet(ro, cf, num_keys, keys, values, statuses,
+                         sorted_input);
   }
   const std::vector<ColumnFamilyHandle*> cfs(num_keys, cf);
   FilteredMultiGet(ro, num_keys, cfs.data(), keys, values, statuses,
@@ -664,13 +702,14 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
                               PinnableSlice* values, Status* statuses,
                               bool sorted_input) {
   if (num_keys == 0) {
-    return db_->MultiGet(ro, num_keys, cfs, keys, values, statuses, sorted_input);
+    return db_->MultiGet(ro, num_keys, cfs, keys, values, statuses,
+                         sorted_input);
   }
   FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
                    [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
                        PinnableSlice* v, Status* st) {
-                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c), k, v, st,
-                                   sorted_input);
+                     db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c),
+                                   k, v, st, sorted_input);
                    });
 }
 #endif
@@ -678,23 +717,25 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
 // ================================================================== writes
 
 template <typename WriteFn>
-Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
-                                     WriteFn&& write) {
+Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
+                                     std::vector<Op>* ops, WriteFn&& write) {
   std::lock_guard<std::mutex> lock(write_mu_);
   CommitFinishedRebuildsLocked();
   // A column family may have been dropped before we got the lock.
-  ops->erase(std::remove_if(ops->begin(), ops->end(),
-                            [](const Op& op) {
-                              return op.cf->dropped.load(std::memory_order_relaxed);
-                            }),
-             ops->end());
+  ops->erase(
+      std::remove_if(ops->begin(), ops->end(),
+                     [](const Op& op) {
+                       return op.cf->dropped.load(std::memory_order_relaxed);
+                     }),
+      ops->end());
   WritePlan plan;
   Status s = PlanLocked(*ops, &plan);
   if (!s.ok()) return s;
 
   // 1. Keys that become live: into the filter before the DB write.
   if (!plan.inserts.empty()) {
-    std::sort(plan.inserts.begin(), plan.inserts.end());  // groups by column family
+    std::sort(plan.inserts.begin(),
+              plan.inserts.end());  // groups by column family
     size_t i = 0;
     while (i < plan.inserts.size()) {
       CfState* cf = plan.inserts[i].first;
@@ -750,11 +791,14 @@ Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
   struct KeyRef {
     const CfState* cf;
     std::string_view key;
-    bool operator==(const KeyRef& o) const { return cf == o.cf && key == o.key; }
+    bool operator==(const KeyRef& o) const {
+      return cf == o.cf && key == o.key;
+    }
   };
   struct KeyRefHash {
     size_t operator()(const KeyRef& r) const {
-      return std::hash<std::string_view>()(r.key) ^ reinterpret_cast<uintptr_t>(r.cf);
+      return std::hash<std::string_view>()(r.key) ^
+             reinterpret_cast<uintptr_t>(r.cf);
     }
   };
   std::unordered_map<KeyRef, size_t, KeyRefHash> index;
@@ -778,9 +822,10 @@ Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
     }
     KeyPlan* k = find(op.cf, op.key);
     if (k == nullptr) {
-      keys.push_back(KeyPlan{op.cf, op.key, LiveKeyFilter::Hash(View(op.key)), op.type,
-                             op.type, i, -1});
-      if (use_index) index.emplace(KeyRef{op.cf, View(op.key)}, keys.size() - 1);
+      keys.push_back(KeyPlan{op.cf, op.key, LiveKeyFilter::Hash(View(op.key)),
+                             op.type, op.type, i, -1});
+      if (use_index)
+        index.emplace(KeyRef{op.cf, View(op.key)}, keys.size() - 1);
     } else {
       k->last_type = op.type;
       k->last_index = i;
@@ -791,8 +836,9 @@ Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
   // ranges. Every listed key was live; explicit keys inside a range that
   // are not listed were not.
   if (!ranges.empty()) {
-    std::stable_sort(ranges.begin(), ranges.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(
+        ranges.begin(), ranges.end(),
+        [](const auto& a, const auto& b) { return a.first < b.first; });
     size_t r = 0;
     while (r < ranges.size()) {
       CfState* cf = ranges[r].first;
@@ -802,12 +848,14 @@ Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
         const Range& range = ranges[r].second;
         if (cmp->Compare(range.begin, range.end) < 0) merged.push_back(range);
       }
-      std::sort(merged.begin(), merged.end(), [cmp](const Range& a, const Range& b) {
-        return cmp->Compare(a.begin, b.begin) < 0;
-      });
+      std::sort(merged.begin(), merged.end(),
+                [cmp](const Range& a, const Range& b) {
+                  return cmp->Compare(a.begin, b.begin) < 0;
+                });
       std::vector<Range> unioned;
       for (const Range& range : merged) {
-        if (!unioned.empty() && cmp->Compare(range.begin, unioned.back().end) <= 0) {
+        if (!unioned.empty() &&
+            cmp->Compare(range.begin, unioned.back().end) <= 0) {
           if (cmp->Compare(range.end, unioned.back().end) > 0) {
             unioned.back().end = range.end;
           }
@@ -852,7 +900,8 @@ Status FilteredDBImpl::PlanLocked(const std::vector<Op>& ops, WritePlan* plan) {
     for (const auto& entry : ranges) {
       if (!after) break;
       if (entry.first == k.cf && entry.second.index > k.last_index &&
-          InRange(k.cf->comparator, k.key, entry.second.begin, entry.second.end)) {
+          InRange(k.cf->comparator, k.key, entry.second.begin,
+                  entry.second.end)) {
         after = false;
       }
     }
@@ -896,7 +945,8 @@ Status FilteredDBImpl::ResolveBeforeLocked(KeyPlan* k) {
   return Status::OK();
 }
 
-Status FilteredDBImpl::InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes) {
+Status FilteredDBImpl::InsertAllLocked(CfState* s,
+                                       const std::vector<uint64_t>& hashes) {
   for (size_t i = 0; i < hashes.size(); ++i) {
     if (s->filter->Insert(hashes[i])) continue;
     // The table is too full. Hashes [0, i) are in it but not in the DB yet.
@@ -916,7 +966,8 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s, const std::vector<uint64_t>& 
 }
 
 void FilteredDBImpl::AfterWriteLocked(CfState* s) {
-  if (s->bg_running.load(std::memory_order_relaxed) || !s->filter->NeedsGrowth()) {
+  if (s->bg_running.load(std::memory_order_relaxed) ||
+      !s->filter->NeedsGrowth()) {
     return;
   }
   uint64_t capacity = s->filter->GrowthCapacity();
@@ -945,7 +996,8 @@ void FilteredDBImpl::Progress(const CfState* s, uint64_t scanned, bool done) {
                scanned % options_.progress_interval_keys == 0)) {
     Info("cuckoo live filter [%s]: rebuild scan %s%llu keys", s->name.c_str(),
          done ? "finished, " : "", static_cast<unsigned long long>(scanned));
-    if (options_.progress_callback) options_.progress_callback(s->name, scanned, done);
+    if (options_.progress_callback)
+      options_.progress_callback(s->name, scanned, done);
   }
 }
 
@@ -979,8 +1031,9 @@ Status BeginRebuildChecked(LiveKeyFilter* filter, uint64_t capacity,
     *builder = filter->BeginRebuild(capacity);
   } catch (const std::bad_alloc&) {
     filter->AbortRebuild();
-    return Status::MemoryLimit("FilteredDB: cannot allocate a filter table for " +
-                               std::to_string(capacity) + " keys");
+    return Status::MemoryLimit(
+        "FilteredDB: cannot allocate a filter table for " +
+        std::to_string(capacity) + " keys");
   }
   return Status::OK();
 }
@@ -997,7 +1050,8 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
   for (;;) {
     capacity = std::max<uint64_t>(capacity, pending.size() + 1);
     if (capacity > max_keys) {
-      return Status::Aborted("FilteredDB: more keys than the largest filter table holds");
+      return Status::Aborted(
+          "FilteredDB: more keys than the largest filter table holds");
     }
     std::unique_ptr<Builder> builder;
     Status st = BeginRebuildChecked(s->filter.get(), capacity, &builder);
@@ -1031,24 +1085,29 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
     }
     const uint64_t counted = scanned + pending.size();
     const uint64_t next = std::max<uint64_t>(
-        capacity * 2, counted + counted / 4 + static_cast<uint64_t>(s->filter->size()));
-    Info("cuckoo live filter [%s]: table for %llu keys overflowed (%llu keys counted), "
-         "retrying for %llu",
-         s->name.c_str(), static_cast<unsigned long long>(capacity),
-         static_cast<unsigned long long>(counted), static_cast<unsigned long long>(next));
+        capacity * 2,
+        counted + counted / 4 + static_cast<uint64_t>(s->filter->size()));
+    Info(
+        "cuckoo live filter [%s]: table for %llu keys overflowed (%llu keys "
+        "counted), "
+        "retrying for %llu",
+        s->name.c_str(), static_cast<unsigned long long>(capacity),
+        static_cast<unsigned long long>(counted),
+        static_cast<unsigned long long>(next));
     capacity = next;
   }
 }
 
-void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s, uint64_t capacity) {
+void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
+                                                  uint64_t capacity) {
   // A previous thread has installed or abandoned its result (bg_running is
   // false) and is exiting: it never blocks on write_mu_.
   if (s->bg_thread.joinable()) s->bg_thread.join();
   std::unique_ptr<Builder> builder;
   if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
     ++s->consecutive_failures;
-    Info("cuckoo live filter [%s]: cannot allocate a table for %llu keys", s->name.c_str(),
-         static_cast<unsigned long long>(capacity));
+    Info("cuckoo live filter [%s]: cannot allocate a table for %llu keys",
+         s->name.c_str(), static_cast<unsigned long long>(capacity));
     return;
   }
   ReadOptions ro;
@@ -1073,7 +1132,8 @@ void FilteredDBImpl::BackgroundRebuild(CfState* s, std::unique_ptr<Iterator> it,
   bool overflow = false;
   Status st = ScanInto(s, it.get(), builder.get(), &scanned, &overflow);
   it.reset();
-  if (st.ok() && overflow) st = Status::Incomplete("FilteredDB: rebuild table overflowed");
+  if (st.ok() && overflow)
+    st = Status::Incomplete("FilteredDB: rebuild table overflowed");
   if (st.ok()) Progress(s, scanned, true);
   {
     std::lock_guard<std::mutex> lock(s->bg_mu);
@@ -1115,13 +1175,15 @@ void FilteredDBImpl::CommitIfReadyLocked(CfState* s) {
   }
   s->filter->AbortRebuild();
   ++s->consecutive_failures;
-  Info("cuckoo live filter [%s]: background rebuild abandoned: %s", s->name.c_str(),
+  Info("cuckoo live filter [%s]: background rebuild abandoned: %s",
+       s->name.c_str(),
        st.ok() ? "overflow while replaying writes" : st.ToString().c_str());
 }
 
 void FilteredDBImpl::CommitFinishedRebuildsLocked() {
   for (auto& s : states_) {
-    if (s->bg_ready.load(std::memory_order_acquire)) CommitIfReadyLocked(s.get());
+    if (s->bg_ready.load(std::memory_order_acquire))
+      CommitIfReadyLocked(s.get());
   }
 }
 
@@ -1130,7 +1192,8 @@ void FilteredDBImpl::WaitAndCommitLocked(CfState* s) {
   {
     // The scanning thread never takes write_mu_ before bg_ready is set.
     std::unique_lock<std::mutex> lock(s->bg_mu);
-    s->bg_cv.wait(lock, [s] { return s->bg_ready.load(std::memory_order_acquire); });
+    s->bg_cv.wait(lock,
+                  [s] { return s->bg_ready.load(std::memory_order_acquire); });
   }
   CommitIfReadyLocked(s);
 }
@@ -1158,20 +1221,23 @@ void FilteredDBImpl::StopBackgroundWork() {
 
 Status FilteredDBImpl::RebuildFilter(ColumnFamilyHandle* cf) {
   CfState* s = State(cf);
-  if (s == nullptr) return Status::NotFound("FilteredDB: column family has no filter");
+  if (s == nullptr)
+    return Status::NotFound("FilteredDB: column family has no filter");
   std::lock_guard<std::mutex> lock(write_mu_);
   if (s->bg_running.load(std::memory_order_relaxed)) WaitAndCommitLocked(s);
   const uint64_t keys = s->filter->size();
   const uint64_t capacity = std::max<uint64_t>(
       options_.filter.initial_capacity,
       static_cast<uint64_t>(double(keys) * options_.filter.max_load /
-                            options_.filter.target_load) + 1);
+                            options_.filter.target_load) +
+          1);
   return SyncRebuildLocked(s, capacity, {});
 }
 
 // ================================================================== other
 
-Status FilteredDBImpl::IngestExternalFiles(const std::vector<IngestExternalFileArg>& args) {
+Status FilteredDBImpl::IngestExternalFiles(
+    const std::vector<IngestExternalFileArg>& args) {
   std::vector<CfState*> touched;
   for (const auto& arg : args) {
     CfState* s = State(arg.column_family);
@@ -1192,22 +1258,26 @@ Status FilteredDBImpl::IngestExternalFiles(const std::vector<IngestExternalFileA
   for (CfState* s : touched) {
     uint64_t estimate = 0;
     db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
-    const uint64_t capacity = std::max<uint64_t>(
-        {options_.filter.initial_capacity, s->filter->GrowthCapacity(), estimate});
+    const uint64_t capacity =
+        std::max<uint64_t>({options_.filter.initial_capacity,
+                            s->filter->GrowthCapacity(), estimate});
     Status st = SyncRebuildLocked(s, capacity, {});
     if (st.ok()) {
       s->filter->SetBypass(false);
     } else {
-      Info("cuckoo live filter [%s]: rebuild after ingestion failed (%s); the filter "
-           "stays bypassed until RebuildFilter succeeds",
-           s->name.c_str(), st.ToString().c_str());
+      Info(
+          "cuckoo live filter [%s]: rebuild after ingestion failed (%s); the "
+          "filter "
+          "stays bypassed until RebuildFilter succeeds",
+          s->name.c_str(), st.ToString().c_str());
       if (result.ok()) result = st;
     }
   }
   return result;
 }
 
-Status FilteredDBImpl::DropColumnFamilies(const std::vector<ColumnFamilyHandle*>& cfs) {
+Status FilteredDBImpl::DropColumnFamilies(
+    const std::vector<ColumnFamilyHandle*>& cfs) {
   std::vector<CfState*> touched;
   for (ColumnFamilyHandle* cf : cfs) {
     CfState* s = State(cf);
@@ -1228,10 +1298,12 @@ Status FilteredDBImpl::DropColumnFamilies(const std::vector<ColumnFamilyHandle*>
 Status FilteredDBImpl::GetFilterStats(ColumnFamilyHandle* cf,
                                       LiveKeyFilterStats* stats) const {
   const CfState* s = State(cf);
-  if (s == nullptr) return Status::NotFound("FilteredDB: column family has no filter");
+  if (s == nullptr)
+    return Status::NotFound("FilteredDB: column family has no filter");
   *stats = s->filter->GetStats();
   stats->maybe_checks = s->maybe_checks.load(std::memory_order_relaxed);
-  stats->maybe_checks_live = s->maybe_checks_live.load(std::memory_order_relaxed);
+  stats->maybe_checks_live =
+      s->maybe_checks_live.load(std::memory_order_relaxed);
   stats->check_errors = s->check_errors.load(std::memory_order_relaxed);
   stats->assumed_unique = s->assumed_unique.load(std::memory_order_relaxed);
   stats->range_deleted = s->range_deleted.load(std::memory_order_relaxed);
@@ -1316,8 +1388,8 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     } else {
       std::string why;
       std::unique_ptr<Builder> builder = LiveKeyFilter::DecodeSnapshot(
-          options_.filter, data, Identity(s, db_->GetLatestSequenceNumber(), open_state_),
-          &why);
+          options_.filter, data,
+          Identity(s, db_->GetLatestSequenceNumber(), open_state_), &why);
       if (builder != nullptr && s->filter->Replace(std::move(builder))) {
         s->snapshot_status = "used";
         s->loaded_from_snapshot = true;
@@ -1325,8 +1397,8 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
         s->snapshot_status = "ignored: " + why;
       }
     }
-    Info("cuckoo live filter [%s]: snapshot %s: %s", s->name.c_str(), path.c_str(),
-         s->snapshot_status.c_str());
+    Info("cuckoo live filter [%s]: snapshot %s: %s", s->name.c_str(),
+         path.c_str(), s->snapshot_status.c_str());
     // Used or not, the file is consumed: from now on the DB moves on without
     // it (a crash, a lost unsynced write, an ingestion), so no later open may
     // match it by accident. A fresh one is written by Close / Persist.
@@ -1342,8 +1414,8 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     // estimate-num-keys undercounts when deletes are pending; the slack
     // avoids an immediate growth in the common case (a growth still fixes
     // any miss).
-    const uint64_t capacity =
-        std::max<uint64_t>(options_.filter.initial_capacity, estimate + estimate / 4);
+    const uint64_t capacity = std::max<uint64_t>(
+        options_.filter.initial_capacity, estimate + estimate / 4);
     Info("cuckoo live filter [%s]: building from the DB (capacity %llu keys)",
          s->name.c_str(), static_cast<unsigned long long>(capacity));
     Status st = SyncRebuildLocked(s, capacity, {});
@@ -1353,12 +1425,14 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   return Status::OK();
 }
 
-Status FilteredDBImpl::WriteSnapshotFile(const std::string& path, const std::string& data) {
+Status FilteredDBImpl::WriteSnapshotFile(const std::string& path,
+                                         const std::string& data) {
   Env* env = db_->GetEnv();
   Status s = env->CreateDirIfMissing(options_.snapshot_dir);
   if (!s.ok()) return s;
   const std::string tmp = path + ".tmp";
-  s = ROCKSDB_NAMESPACE::WriteStringToFile(env, data, tmp, /*should_sync=*/true);
+  s = ROCKSDB_NAMESPACE::WriteStringToFile(env, data, tmp,
+                                           /*should_sync=*/true);
   if (s.ok()) s = env->RenameFile(tmp, path);
   return s;
 }
@@ -1372,11 +1446,14 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
   if (!st.ok()) return st;
   const SequenceNumber seq = db_->GetLatestSequenceNumber();
   const std::string state = CurrentDbState();
-  if (state.empty()) return Status::IOError("FilteredDB: cannot read the DB's MANIFEST/WAL state");
+  if (state.empty())
+    return Status::IOError(
+        "FilteredDB: cannot read the DB's MANIFEST/WAL state");
   for (auto& s : states_) {
     if (s->dropped.load(std::memory_order_relaxed)) continue;
-    st = WriteSnapshotFile(SnapshotPath(s.get()),
-                           s->filter->EncodeSnapshot(Identity(s.get(), seq, state)));
+    st = WriteSnapshotFile(
+        SnapshotPath(s.get()),
+        s->filter->EncodeSnapshot(Identity(s.get(), seq, state)));
     if (!st.ok()) return st;
   }
   return Status::OK();
@@ -1388,7 +1465,8 @@ Status FilteredDBImpl::MakeWritesDurableLocked() {
     // sequence number: make them durable before recording the sequence.
     std::vector<ColumnFamilyHandle*> handles;
     for (auto& s : states_) {
-      if (!s->dropped.load(std::memory_order_relaxed)) handles.push_back(s->handle);
+      if (!s->dropped.load(std::memory_order_relaxed))
+        handles.push_back(s->handle);
     }
     Status st = db_->Flush(ROCKSDB_NAMESPACE::FlushOptions(), handles);
     if (!st.ok()) return st;
@@ -1408,8 +1486,8 @@ void FilteredDBImpl::RemoveSnapshotFiles(const std::vector<CfState*>* which) {
     if (env->FileExists(path).ok()) {
       Status st = env->DeleteFile(path);
       if (!st.ok()) {
-        Info("cuckoo live filter [%s]: cannot remove snapshot %s: %s", s->name.c_str(),
-             path.c_str(), st.ToString().c_str());
+        Info("cuckoo live filter [%s]: cannot remove snapshot %s: %s",
+             s->name.c_str(), path.c_str(), st.ToString().c_str());
       }
       removed = true;
     }
@@ -1435,7 +1513,8 @@ Status FilteredDBImpl::CloseImpl() {
   SequenceNumber seq = 0;
   {
     std::lock_guard<std::mutex> lock(write_mu_);
-    if (initialized_ && options_.persist_on_close && !options_.snapshot_dir.empty()) {
+    if (initialized_ && options_.persist_on_close &&
+        !options_.snapshot_dir.empty()) {
       // The sequence recorded must be durable (WAL flushed and synced, or
       // unlogged writes flushed by the close itself).
       const bool durable =
@@ -1455,9 +1534,11 @@ Status FilteredDBImpl::CloseImpl() {
     // Written after the DB closed cleanly, bound to the files it left.
     const std::string state = CurrentDbState();
     for (auto& cf : states_) {
-      if (state.empty() || cf->dropped.load(std::memory_order_relaxed)) continue;
-      Status st = WriteSnapshotFile(SnapshotPath(cf.get()),
-                                    cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state)));
+      if (state.empty() || cf->dropped.load(std::memory_order_relaxed))
+        continue;
+      Status st = WriteSnapshotFile(
+          SnapshotPath(cf.get()),
+          cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state)));
       if (!st.ok() && s.ok()) s = st;
     }
   }
@@ -1499,12 +1580,16 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
                         const FilteredDBOptions& filtered_options,
                         std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  const std::string invalid = ValidateLiveKeyFilterOptions(filtered_options.filter);
-  if (!invalid.empty()) return Status::InvalidArgument("FilteredDB: " + invalid);
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty())
+    return Status::InvalidArgument("FilteredDB: " + invalid);
   // Before DB::Open, which rewrites the MANIFEST: the state a snapshot
   // written at the last Close must match.
-  std::string open_state = filtered_options.snapshot_dir.empty()
-      ? std::string() : DbStateDigest(options.env, name, options.wal_dir);
+  std::string open_state =
+      filtered_options.snapshot_dir.empty()
+          ? std::string()
+          : DbStateDigest(options.env, name, options.wal_dir);
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
@@ -1518,16 +1603,21 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
               std::move(open_state), db);
 }
 
-Status FilteredDB::Open(const DBOptions& db_options, const std::string& name,
-                        const std::vector<ColumnFamilyDescriptor>& column_families,
-                        std::vector<ColumnFamilyHandle*>* handles,
-                        const FilteredDBOptions& filtered_options,
-                        std::unique_ptr<FilteredDB>* db) {
+Status FilteredDB::Open(
+    const DBOptions& db_options, const std::string& name,
+    const std::vector<ColumnFamilyDescriptor>& column_families,
+    std::vector<ColumnFamilyHandle*>* handles,
+    const FilteredDBOptions& filtered_options,
+    std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  const std::string invalid = ValidateLiveKeyFilterOptions(filtered_options.filter);
-  if (!invalid.empty()) return Status::InvalidArgument("FilteredDB: " + invalid);
-  std::string open_state = filtered_options.snapshot_dir.empty()
-      ? std::string() : DbStateDigest(db_options.env, name, db_options.wal_dir);
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty())
+    return Status::InvalidArgument("FilteredDB: " + invalid);
+  std::string open_state =
+      filtered_options.snapshot_dir.empty()
+          ? std::string()
+          : DbStateDigest(db_options.env, name, db_options.wal_dir);
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
@@ -1537,7 +1627,8 @@ Status FilteredDB::Open(const DBOptions& db_options, const std::string& name,
   Status s = DB::Open(db_options, name, column_families, handles, &raw);
 #endif
   if (!s.ok()) return s;
-  return Wrap(raw, *handles, handles, filtered_options, std::move(open_state), db);
+  return Wrap(raw, *handles, handles, filtered_options, std::move(open_state),
+              db);
 }
 
 }  // namespace rocksdb_cuckoo

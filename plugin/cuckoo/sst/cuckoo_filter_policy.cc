@@ -92,7 +92,8 @@ Counters& GlobalCounters() {
 }
 
 // Adds v to a field of the policy's counters and of the global ones.
-void Count(Counters* local, std::atomic<uint64_t> Counters::*field, uint64_t v) {
+void Count(Counters* local, std::atomic<uint64_t> Counters::*field,
+           uint64_t v) {
   (local->*field).fetch_add(v, std::memory_order_relaxed);
   (GlobalCounters().*field).fetch_add(v, std::memory_order_relaxed);
 }
@@ -141,13 +142,15 @@ class CuckooBitsReader final : public FilterBitsReader {
         const int j = k & (kRing - 1);
         fps[j] = cuckoo::internal::FingerprintOf<S::kFpBits>(h);
         b1[j] = cuckoo::internal::PrimaryBucket(h, ref.num_buckets);
-        b2[j] = cuckoo::internal::AltBucket(b1[j], fps[j], ref.num_buckets, ref.seed);
+        b2[j] = cuckoo::internal::AltBucket(b1[j], fps[j], ref.num_buckets,
+                                            ref.seed);
         __builtin_prefetch(Codec::BucketAddress(ref.table, b1[j]));
         __builtin_prefetch(Codec::BucketAddress(ref.table, b2[j]));
       }
       if (k >= kDistance) {
         const int j = (k - kDistance) & (kRing - 1);
-        may_match[k - kDistance] = CuckooTable<S>::Probe(ref, fps[j], b1[j], b2[j]);
+        may_match[k - kDistance] =
+            CuckooTable<S>::Probe(ref, fps[j], b1[j], b2[j]);
       }
     }
   }
@@ -171,8 +174,8 @@ FilterBitsReader* NewReaderForBlock(const Slice& contents, std::string* error) {
   ref.victim_fp = view.victim_fp();
   ref.victim_bucket = view.victim_bucket();
   FilterBitsReader* reader = nullptr;
-  DispatchSettings(view.fingerprint_bits(), view.bucket_size(), view.semi_sort(),
-                   [&](auto settings) {
+  DispatchSettings(view.fingerprint_bits(), view.bucket_size(),
+                   view.semi_sort(), [&](auto settings) {
                      reader = new CuckooBitsReader<decltype(settings)>(ref);
                    });
   if (reader == nullptr && error != nullptr) *error = "unsupported layout";
@@ -231,7 +234,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     const uint64_t hk = HashSlice(key);
     const uint64_t ha = HashSlice(alt);
     monotonic_ = false;
-    if (!((have_last_key_ && hk == last_key_) || (have_last_alt_ && hk == last_alt_))) {
+    if (!((have_last_key_ && hk == last_key_) ||
+          (have_last_alt_ && hk == last_alt_))) {
       Push(hk);
     }
     if (!((have_last_alt_ && ha == last_alt_) || ha == hk ||
@@ -277,7 +281,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
       Count(counters_.get(), &Counters::construction_corruptions, 1);
       Log("hash entries checksum mismatch before building the filter");
       if (status != nullptr) {
-        *status = Status::Corruption("cuckoo filter: hash entries checksum mismatch");
+        *status =
+            Status::Corruption("cuckoo filter: hash entries checksum mismatch");
       }
       // Not a valid block: a reader would treat it as "always may match".
       buf->reset(new char[1]());
@@ -291,9 +296,11 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
       ResetKeys();
       verify_hashes_.clear();
       Count(counters_.get(), &Counters::construction_corruptions, 1);
-      Log("cannot build a filter for %llu keys", static_cast<unsigned long long>(n));
+      Log("cannot build a filter for %llu keys",
+          static_cast<unsigned long long>(n));
       if (status != nullptr) {
-        *status = Status::Corruption("cuckoo filter: too many keys for one filter");
+        *status =
+            Status::Corruption("cuckoo filter: too many keys for one filter");
       }
       buf->reset(new char[1]());
       return Slice(buf->get(), 0);
@@ -316,9 +323,10 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     Status s;
     std::string error;
     cuckoo::CuckooFilterView view;
-    if (!cuckoo::CuckooFilterView::Parse(filter_content.data(), filter_content.size(),
-                                         &view, &error)) {
-      s = Status::Corruption("cuckoo filter: built block does not parse: " + error);
+    if (!cuckoo::CuckooFilterView::Parse(
+            filter_content.data(), filter_content.size(), &view, &error)) {
+      s = Status::Corruption("cuckoo filter: built block does not parse: " +
+                             error);
     } else {
       constexpr size_t kChunk = 256;
       bool found[kChunk];
@@ -376,7 +384,9 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     if (have_prev_key_) {
       // c == 0 is impossible here: an equal key has an equal hash.
       const int direction =
-          BytewiseLess(prev_key_.get(), prev_key_size_, key.data(), key.size()) ? 1 : -1;
+          BytewiseLess(prev_key_.get(), prev_key_size_, key.data(), key.size())
+              ? 1
+              : -1;
       if (direction_ == 0) {
         direction_ = direction;
       } else if (direction != direction_) {
@@ -416,7 +426,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     }
     for (; i < n; ++i) {
       if (a[i] != b[i]) {
-        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+        return static_cast<unsigned char>(a[i]) <
+               static_cast<unsigned char>(b[i]);
       }
     }
     return na < nb;
@@ -468,7 +479,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     uint32_t seed = 0;
     int attempts = 0;
     for (int grow = 0; grow <= kMaxGrowSteps; ++grow) {
-      const size_t table_bytes = static_cast<size_t>(TableBytes(config_, buckets));
+      const size_t table_bytes =
+          static_cast<size_t>(TableBytes(config_, buckets));
       const size_t total = table_bytes + cuckoo::internal::kTrailerSize;
       std::unique_ptr<char[]> block(new char[total]());
       const int seeds = grow == 0 ? kSeedsAtBudget : 1;
@@ -483,8 +495,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                          config_.semi_sort, [&](auto settings) {
                            using S = decltype(settings);
                            r = BulkBuilder<S>::Build(
-                               spans.data(), spans.size(), hashes_.size(), params,
-                               &bulk_scratch_,
+                               spans.data(), spans.size(), hashes_.size(),
+                               params, &bulk_scratch_,
                                reinterpret_cast<uint8_t*>(block.get()));
                          });
         if (!r.ok) continue;
@@ -496,7 +508,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         t.victim_fp = r.victim_fp;
         t.victim_bucket = r.victim_bucket;
         cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
-        if (attempts > 1) Count(counters_.get(), &Counters::build_retries, attempts - 1);
+        if (attempts > 1)
+          Count(counters_.get(), &Counters::build_retries, attempts - 1);
         if (grow > 0) {
           Count(counters_.get(), &Counters::filters_grown, 1);
           Log("filter for %llu keys needed %llu buckets instead of %llu "
@@ -510,7 +523,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         *buf = std::move(block);
         return true;
       }
-      const uint64_t step = std::max<uint64_t>(2, (buckets / 50) & ~uint64_t{1});
+      const uint64_t step =
+          std::max<uint64_t>(2, (buckets / 50) & ~uint64_t{1});
       if (buckets + step > cuckoo::kMaxBuckets) return false;
       buckets += step;
     }
@@ -524,8 +538,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     va_start(args, format);
     vsnprintf(message, sizeof(message), format, args);
     va_end(args);
-    ROCKSDB_NAMESPACE::Log(InfoLogLevel::WARN_LEVEL, info_log_, "[cuckoofilter] %s",
-                           message);
+    ROCKSDB_NAMESPACE::Log(InfoLogLevel::WARN_LEVEL, info_log_,
+                           "[cuckoofilter] %s", message);
   }
 
   const PolicyConfig config_;
@@ -579,7 +593,8 @@ class CuckooFilterPolicy final : public FilterPolicy {
   FilterBitsBuilder* GetBuilderWithContext(
       const FilterBuildingContext& context) const override {
     return new CuckooBitsBuilder(
-        config_, counters_, context.table_options.detect_filter_construct_corruption,
+        config_, counters_,
+        context.table_options.detect_filter_construct_corruption,
         context.info_log);
   }
 
@@ -635,7 +650,8 @@ Status ParseCuckooFilterPolicyString(const std::string& value,
 
 const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
   if (!(bits_per_key == bits_per_key)) bits_per_key = 10.0;  // NaN
-  bits_per_key = std::min(std::max(bits_per_key, kMinBitsPerKey), kMaxBitsPerKey);
+  bits_per_key =
+      std::min(std::max(bits_per_key, kMinBitsPerKey), kMaxBitsPerKey);
   const int millibits = static_cast<int>(bits_per_key * 1000 + 0.5);
   return new internal::CuckooFilterPolicy(internal::AutoConfig(millibits));
 }
@@ -651,9 +667,10 @@ Status NewCuckooFilterPolicy(const CuckooFilterOptions& options,
 int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,
                                  const std::string& /*arg*/) {
   // "cuckoofilter" followed by ":" and anything (even nothing): every
-  // argument string reaches the factory, so a malformed one is an InvalidArgument error
-  // instead of an unregistered name (which options parsing would silently
-  // turn into "no filter"). The bare name also matches, and is rejected.
+  // argument string reaches the factory, so a malformed one is an
+  // InvalidArgument error instead of an unregistered name (which options
+  // parsing would silently turn into "no filter"). The bare name also matches,
+  // and is rejected.
   library.AddFactory<const FilterPolicy>(
       ROCKSDB_NAMESPACE::ObjectLibrary::PatternEntry(internal::kPolicyClassName,
                                                      /*optional=*/true)

@@ -95,7 +95,8 @@
 // the header comment (and the #if blocks below) only after tools/abi_probe
 // reports MATCH for the new version.
 #if CUCKOO_ROCKSDB_VERSION_AT_LEAST(11, 9)
-#error "rocksdb-cuckoo: the FilterBitsBuilder/Reader layout of this RocksDB version (newer than 11.8) is not verified. Run tools/abi_probe/abi_probe.sh <RocksDB source tree of this version> and extend plugin/cuckoo/sst/filter_bits_abi.h as its comment says, or build in-tree (ROCKSDB_PLUGINS=cuckoo), which uses RocksDB's own header."
+#error \
+    "rocksdb-cuckoo: the FilterBitsBuilder/Reader layout of this RocksDB version (newer than 11.8) is not verified. Run tools/abi_probe/abi_probe.sh <RocksDB source tree of this version> and extend plugin/cuckoo/sst/filter_bits_abi.h as its comment says, or build in-tree (ROCKSDB_PLUGINS=cuckoo), which uses RocksDB's own header."
 #endif
 
 namespace ROCKSDB_NAMESPACE {

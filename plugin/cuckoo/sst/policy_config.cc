@@ -18,7 +18,8 @@ constexpr int kMinMillibits = static_cast<int>(kMinBitsPerKey * 1000);
 constexpr int kMaxMillibits = static_cast<int>(kMaxBitsPerKey * 1000);
 
 Status Invalid(const std::string& message) {
-  return Status::InvalidArgument(std::string(kPolicyClassName) + ": " + message);
+  return Status::InvalidArgument(std::string(kPolicyClassName) + ": " +
+                                 message);
 }
 
 // A plain decimal: digits, optionally '.' and more digits. No sign, no
@@ -58,7 +59,8 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   size_t start = 0;
   for (;;) {
     const size_t pos = s.find(sep, start);
-    parts.push_back(s.substr(start, pos == std::string::npos ? pos : pos - start));
+    parts.push_back(
+        s.substr(start, pos == std::string::npos ? pos : pos - start));
     if (pos == std::string::npos) return parts;
     start = pos + 1;
   }
@@ -80,9 +82,9 @@ std::string FormatMillibits(int millibits) {
 
 Status BitsToMillibits(double bits, int* millibits) {
   if (!(bits >= kMinBitsPerKey && bits <= kMaxBitsPerKey)) {
-    return Invalid("bits per key must be in [" + FormatMillibits(kMinMillibits) +
-                   ", " + FormatMillibits(kMaxMillibits) + "], got " +
-                   std::to_string(bits));
+    return Invalid(
+        "bits per key must be in [" + FormatMillibits(kMinMillibits) + ", " +
+        FormatMillibits(kMaxMillibits) + "], got " + std::to_string(bits));
   }
   *millibits = static_cast<int>(std::lround(bits * 1000));
   return Status::OK();
@@ -126,13 +128,14 @@ Status ValidateExplicit(PolicyConfig* config) {
     }
   }
   if (per_entry * 1000.0 > max_load * config->millibits_per_key + 1e-6) {
-    return Invalid(
-        "layout f=" + std::to_string(config->fingerprint_bits) +
-        " b=" + std::to_string(config->bucket_size) +
-        " semi_sort=" + std::to_string(config->semi_sort ? 1 : 0) + " needs at least " +
-        FormatMillibits(static_cast<int>(std::ceil(per_entry * 1000 / max_load - 1e-9))) +
-        " bits per key (load <= " + std::to_string(max_load) + "), got " +
-        FormatMillibits(config->millibits_per_key));
+    return Invalid("layout f=" + std::to_string(config->fingerprint_bits) +
+                   " b=" + std::to_string(config->bucket_size) +
+                   " semi_sort=" + std::to_string(config->semi_sort ? 1 : 0) +
+                   " needs at least " +
+                   FormatMillibits(static_cast<int>(
+                       std::ceil(per_entry * 1000 / max_load - 1e-9))) +
+                   " bits per key (load <= " + std::to_string(max_load) +
+                   "), got " + FormatMillibits(config->millibits_per_key));
   }
   config->explicit_layout = true;
   return Status::OK();
@@ -169,10 +172,13 @@ double PolicyConfig::TargetLoad() const {
 }
 
 double PolicyConfig::MaxLoad() const {
-  return explicit_layout ? cuckoo::DefaultTargetLoad(bucket_size) : kAutoMaxLoad;
+  return explicit_layout ? cuckoo::DefaultTargetLoad(bucket_size)
+                         : kAutoMaxLoad;
 }
 
-double PolicyConfig::HardMaxLoad() const { return std::min(0.99, MaxLoad() + kLoadSlack); }
+double PolicyConfig::HardMaxLoad() const {
+  return std::min(0.99, MaxLoad() + kLoadSlack);
+}
 
 double ExpectedFpr(int fingerprint_bits, int bucket_size, double load) {
   const double distinct = std::ldexp(1.0, fingerprint_bits) - 1;
@@ -209,12 +215,14 @@ Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
     return Invalid("options string must start with '" + prefix + "', got '" +
                    value + "'");
   }
-  const std::vector<std::string> parts = Split(value.substr(prefix.size()), ':');
+  const std::vector<std::string> parts =
+      Split(value.substr(prefix.size()), ':');
   PolicyConfig config;
   if (parts.size() == 2 && parts[0] == "fpr") {
     double rate = 0;
     if (!ParseDecimal(parts[1], &rate)) {
-      return Invalid("false positive rate '" + parts[1] + "' is not a decimal number");
+      return Invalid("false positive rate '" + parts[1] +
+                     "' is not a decimal number");
     }
     Status s = ConfigForTargetFpr(rate, &config);
     if (!s.ok()) return s;
@@ -306,8 +314,8 @@ void DescribeConfig(const PolicyConfig& config, CuckooFilterLayout* layout) {
   layout->semi_sort = config.semi_sort;
   layout->bits_per_key = config.BitsPerKey();
   layout->load_factor = config.TargetLoad();
-  layout->expected_fpr =
-      ExpectedFpr(config.fingerprint_bits, config.bucket_size, config.TargetLoad());
+  layout->expected_fpr = ExpectedFpr(config.fingerprint_bits,
+                                     config.bucket_size, config.TargetLoad());
   layout->name = PolicyName(config);
 }
 
@@ -346,8 +354,10 @@ uint64_t KeysForFilterBytes(const PolicyConfig& config, uint64_t bytes) {
   // FilterBytesForKeys is non-decreasing in n: binary search the largest n
   // that fits, starting from the budget estimate.
   uint64_t lo = 0;  // fits
-  uint64_t hi = (bytes * 8 * 1000) / static_cast<uint64_t>(config.millibits_per_key) + 2;
-  while (FilterBytesForKeys(config, hi) != 0 && FilterBytesForKeys(config, hi) <= bytes) {
+  uint64_t hi =
+      (bytes * 8 * 1000) / static_cast<uint64_t>(config.millibits_per_key) + 2;
+  while (FilterBytesForKeys(config, hi) != 0 &&
+         FilterBytesForKeys(config, hi) <= bytes) {
     lo = hi;
     hi *= 2;
   }

@@ -36,7 +36,8 @@ struct PolicyConfig {
 
   // Bits of one bucket in the packed table.
   int BucketBits() const {
-    return semi_sort ? 4 * fingerprint_bits - 4 : bucket_size * fingerprint_bits;
+    return semi_sort ? 4 * fingerprint_bits - 4
+                     : bucket_size * fingerprint_bits;
   }
   double BitsPerKey() const { return millibits_per_key / 1000.0; }
   // Target load factor: bits per entry / bits per key.
