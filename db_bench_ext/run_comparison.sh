@@ -7,7 +7,7 @@
 #   1. filter level   filter_bench (core cuckoo filter) and policy_bench
 #                     (Bloom / Ribbon / cuckoo / semi-sorted cuckoo through
 #                     RocksDB's FilterBitsBuilder/Reader): the paper's Table 3
-#                     at equal memory and FPR versus 6..20 bits/key;
+#                     at equal memory and FPR versus 6..24 bits/key;
 #   2. immutable SST  stock db_bench (fillrandom, readrandom, readmissing,
 #                     multireadrandom, --statistics) once per policy;
 #   3. mutable        churn_bench: live-key filter vs rebuilt Bloom vs
@@ -89,15 +89,15 @@ trap 'rm -rf "$work"' EXIT
 if [ "$smoke" = 1 ]; then
   fb_num=200000; fb_queries=200000; fb_repeats=1
   t3_keys=100000; t3_queries=200000; repeats=1
-  curve_keys=50000; curve_queries=200000; curve_bits=6,10,14,20
+  curve_keys=50000; curve_queries=200000; curve_bits=6,10,14,20,24
   sst_num=30000; sst_reads=10000; sst_repeats=1; sst_bits=10
   churn_num=3000; churn_ops=30000; churn_probes=100000; churn_queries=600; churn_neg=3000
   churn_checkpoints=3
 else
   fb_num=$(sz 10000000); fb_queries=$(sz 10000000); fb_repeats=3
   t3_keys=$(sz 10000000); t3_queries=$(sz 2000000); repeats=3
-  curve_keys=$(sz 1000000); curve_queries=$(sz 4000000)
-  curve_bits=6,7,8,9,10,11,12,13,14,15,16,17,18,19,20
+  curve_keys=$(sz 1000000); curve_queries=$(sz 10000000)
+  curve_bits=6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24
   sst_num=$(sz 1000000); sst_reads=$(sz 1000000); sst_repeats=3
   churn_num=$(sz 300000); churn_ops=$((10 * churn_num)); churn_probes=4000000
   churn_queries=6000; churn_neg=$(sz 200000); churn_checkpoints=10

@@ -39,8 +39,9 @@ struct MutableTableRef;
 
 // Construction parameters. Validate with ValidateConfig().
 struct FilterConfig {
-  // Fingerprint bits f: 4..16, or 32. Fingerprint 0 marks an empty slot and
-  // is never produced, so there are 2^f - 1 distinct fingerprints.
+  // Fingerprint bits f: 4..32. Fingerprint 0 marks an empty slot and is
+  // never produced, so there are 2^f - 1 distinct fingerprints. Buckets are
+  // bit-packed for every f (b * f bits), so each extra bit halves the FPR.
   int fingerprint_bits = 12;
   // Entries per bucket b: 1, 2, 4 or 8.
   int bucket_size = 4;

@@ -22,7 +22,7 @@
 //       Automatic layout for a budget of <bits_per_key> bits per distinct key
 //       (see CuckooFilterOptions::bits_per_key), e.g. cuckoofilter:10.
 //   cuckoofilter:<bits_per_key>:<f>:<b>:<semi>
-//       Explicit layout: f fingerprint bits (4..16 or 32), b entries per
+//       Explicit layout: f fingerprint bits (4..32), b entries per
 //       bucket (1, 2, 4, 8), semi-sorted buckets (0 or 1; only b = 4, f <= 16);
 //       the load factor is then (bits per entry) / bits_per_key and must not
 //       exceed the maximum load of b (b=1: 0.45, 2: 0.84, 4: 0.95, 8: 0.98).
@@ -54,7 +54,7 @@
 //
 // Costs: building a filter of n keys takes O(n) expected time and, until
 // Finish, 8 bytes per added key (hashes) plus an unpacked scratch table of
-// 2 bytes per slot (f <= 16; 4 bytes for f = 32), about 2.2 bytes per key at
+// 2 bytes per slot (f <= 16; 4 bytes for f > 16), about 2.2 bytes per key at
 // 10 bits/key. Keys that are not strictly monotonic in bytewise order (a
 // non-bytewise comparator, or prefixes interleaved with whole keys) add one
 // O(n) de-duplication pass. A lookup hashes the key (XXH3) and probes two
@@ -93,14 +93,16 @@ struct CuckooFilterOptions {
   // Space budget in bits per distinct key, trailer excluded; kept to 0.001
   // bits (rounded to nearest). Automatic mode picks the layout with the
   // lowest expected false positive rate within the budget: semi-sorted
-  // buckets of 4 with the largest fingerprint f such that
-  // (f - 1) / 0.95 <= bits_per_key (f = 32 unsorted from ~33.7 bits), then
+  // buckets of 4 with the largest fingerprint f <= 16 such that
+  // (f - 1) / 0.95 <= bits_per_key, or from ~17.9 bits plain buckets of 4
+  // with the largest f <= 32 such that f / 0.95 <= bits_per_key; then it
   // lowers the load to spend exactly the budget. Examples: 8 -> f=8 (~2.7%),
-  // 10 -> f=10 (~0.70%), 12 -> f=12 (~0.18%), 16 -> f=16 (~0.011%).
+  // 10 -> f=10 (~0.70%), 12 -> f=12 (~0.18%), 16 -> f=16 (~0.011%),
+  // 20 -> f=19 (~0.0015%), 24 -> f=22 (~0.0002%).
   // Range [kMinBitsPerKey, kMaxBitsPerKey]; 0 only in explicit mode.
   double bits_per_key = 10.0;
 
-  // Explicit mode when non-zero: fingerprint bits, 4..16 or 32.
+  // Explicit mode when non-zero: fingerprint bits, 4..32.
   int fingerprint_bits = 0;
   // Explicit mode: entries per bucket, 1, 2, 4 or 8.
   int bucket_size = 4;

@@ -65,10 +65,8 @@ double DefaultTargetLoad(int bucket_size) {
 }
 
 std::string ValidateConfig(const FilterConfig& c) {
-  const bool fp_ok = (c.fingerprint_bits >= 4 && c.fingerprint_bits <= 16) ||
-                     c.fingerprint_bits == 32;
-  if (!fp_ok) {
-    return "fingerprint_bits must be 4..16 or 32, got " +
+  if (c.fingerprint_bits < 4 || c.fingerprint_bits > 32) {
+    return "fingerprint_bits must be 4..32, got " +
            std::to_string(c.fingerprint_bits);
   }
   if (c.bucket_size != 1 && c.bucket_size != 2 && c.bucket_size != 4 &&

@@ -11,7 +11,7 @@
 //   |  16  u32 victim_fp           |  0: no victim
 //   |  20  u32 victim_bucket       |  0 when no victim
 //   |  24  u32 checksum            |  see below
-//   |  28  u8  fingerprint_bits    |  4..16 or 32
+//   |  28  u8  fingerprint_bits    |  4..32
 //   |  29  u8  bucket_size         |  1, 2, 4, 8
 //   |  30  u8  flags               |  bit 0: semi-sorted; others 0
 //   |  31  u8  format_version      |  1 or 2 (kFormatVersion, written)

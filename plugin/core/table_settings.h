@@ -23,8 +23,8 @@ struct TableSettings {
   static constexpr int kSlots = kBucketSize;
   static constexpr bool kSemiSort = kSemiSorted;
 
-  static_assert((kFpBits >= 4 && kFpBits <= 16) || kFpBits == 32,
-                "fingerprints are 4..16 or 32 bits");
+  static_assert(kFpBits >= 4 && kFpBits <= 32,
+                "fingerprints are 4..32 bits (entries are read as uint32_t)");
   static_assert(kSlots == 1 || kSlots == 2 || kSlots == 4 || kSlots == 8,
                 "buckets hold 1, 2, 4 or 8 entries");
   static_assert(!kSemiSort || (kSlots == 4 && kFpBits <= 16),
@@ -50,8 +50,8 @@ struct TableSettings {
       std::conditional_t<(kWordBits + kMaxShift <= 64), uint64_t, uint128_t>;
   static_assert(kWordBits + kMaxShift <= 128,
                 "a bucket word must fit one unaligned 128-bit load");
-  static_assert(kWordBits % 8 == 0 || kWordsPerBucket == 1,
-                "multi-word buckets must be byte aligned");
+  // Two-word buckets (b = 8, f > 16) need not be byte aligned: each word is
+  // loaded at its own bit offset, within the 128-bit bound above.
 
   // Bytes of a table of `num_buckets` buckets.
   static constexpr uint64_t TableBytes(uint64_t num_buckets) {
@@ -108,7 +108,8 @@ bool DispatchSettings(int fp_bits, int bucket_size, bool semi_sort, Fn&& fn) {
   return DispatchFingerprint(
       fp_bits, bucket_size, semi_sort, fn,
       std::integer_sequence<int, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                            32>{});
+                            17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,
+                            30, 31, 32>{});
 }
 
 }  // namespace internal

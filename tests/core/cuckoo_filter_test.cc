@@ -671,8 +671,8 @@ TEST(ConfigValidation, RejectsUnsupportedConfigurations) {
   };
   auto with = [](int f, int b, bool ss) { return test::MakeConfig(f, b, ss); };
   std::vector<Bad> bad = {
-      {with(3, 4, false), "f=3"},      {with(17, 4, false), "f=17"},
-      {with(31, 4, false), "f=31"},    {with(33, 4, false), "f=33"},
+      {with(3, 4, false), "f=3"},      {with(33, 4, false), "f=33"},
+      {with(64, 4, false), "f=64"},    {with(17, 4, true), "semi f=17"},
       {with(0, 4, false), "f=0"},      {with(-12, 4, false), "f<0"},
       {with(12, 0, false), "b=0"},     {with(12, 3, false), "b=3"},
       {with(12, 16, false), "b=16"},   {with(12, 2, true), "semi b=2"},

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -202,7 +203,8 @@ TEST(BucketCodecTest, EveryConfigurationRoundTripsAndProbesExactly) {
     ASSERT_TRUE(dispatched);
     if (HasFatalFailure()) return;
   }
-  EXPECT_FALSE(DispatchSettings(17, 4, false, [](auto) {}));
+  EXPECT_FALSE(DispatchSettings(33, 4, false, [](auto) {}));
+  EXPECT_FALSE(DispatchSettings(17, 4, true, [](auto) {}));
   EXPECT_FALSE(DispatchSettings(12, 3, false, [](auto) {}));
   EXPECT_FALSE(DispatchSettings(32, 4, true, [](auto) {}));
   EXPECT_FALSE(DispatchSettings(12, 2, true, [](auto) {}));
@@ -331,8 +333,12 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
                                       config.bucket_size, config.semi_sort);
     ASSERT_NE(ops, nullptr);
     const detail::ProbeParams p = ops->probe_params();
-    const bool wide =
-        config.bucket_size * config.fingerprint_bits > 64 && !config.semi_sort;
+    // A plain bucket is inline when it fits one 64-bit load after the shift
+    // to its first bit: bucket i starts at bit i * B, whose offset within a
+    // byte reaches 8 - gcd(B, 8) (0 when B is a multiple of 8).
+    const int bucket_bits = config.bucket_size * config.fingerprint_bits;
+    const int max_shift = bucket_bits % 8 == 0 ? 0 : 8 - std::gcd(bucket_bits, 8);
+    const bool wide = bucket_bits + max_shift > 64 && !config.semi_sort;
     const bool narrow_semi = config.semi_sort && config.fingerprint_bits < 8;
     // Plain b*f <= 64 and semi-sorted f >= 8 are inline; the rest is not
     // (b = 8 with f = 15/16 pack 120/128 bits).
@@ -377,8 +383,10 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
       EXPECT_GT(positives, 0u);
     }
   }
-  // 56 plain layouts less the 10 with b * f > 64, and semi-sorted f = 8..16.
-  EXPECT_EQ(inline_layouts, 46 + 9);
+  // Of the 116 plain layouts (f = 4..32, b = 1, 2, 4, 8), the 75 whose
+  // bucket plus shift fits 64 bits (every b = 1 and 2 except f = 31 b = 2;
+  // b = 4 up to f = 16; b = 8 up to f = 8), plus semi-sorted f = 8..16.
+  EXPECT_EQ(inline_layouts, 75 + 9);
 }
 
 // ------------------------------------------------------------- victim slot

@@ -42,14 +42,11 @@ constexpr uint64_t Size(uint64_t release, uint64_t sanitizer) {
   return kSmall ? sanitizer : release;
 }
 
-// Every configuration the core supports: f in 4..16 and 32 with b in
+// Every configuration the core supports: f in 4..32 with b in
 // {1, 2, 4, 8}, plus semi-sorting for b = 4 and f in 4..16.
 inline std::vector<FilterConfig> AllConfigs() {
   std::vector<FilterConfig> configs;
-  std::vector<int> fps;
-  for (int f = 4; f <= 16; ++f) fps.push_back(f);
-  fps.push_back(32);
-  for (int f : fps) {
+  for (int f = 4; f <= 32; ++f) {
     for (int b : {1, 2, 4, 8}) {
       FilterConfig c;
       c.fingerprint_bits = f;

@@ -188,7 +188,12 @@ INSTANTIATE_TEST_SUITE_P(
                       "cuckoofilter:10:8:2:0", "cuckoofilter:12:8:8:0",
                       "cuckoofilter:18:8:1:0", "cuckoofilter:34:32:8:0",
                       "cuckoofilter:39:32:2:0", "cuckoofilter:8:7:4:1",
-                      "cuckoofilter:6:5:4:1", "cuckoofilter:14:13:4:0"),
+                      "cuckoofilter:6:5:4:1", "cuckoofilter:14:13:4:0",
+                      // f = 17..31 (issue 8 item 4): plain packed buckets,
+                      // one- and two-word (b = 8, odd f: not byte aligned).
+                      "cuckoofilter:24", "cuckoofilter:19:17:4:0",
+                      "cuckoofilter:24:23:8:0", "cuckoofilter:36:29:2:0",
+                      "cuckoofilter:64:27:1:0"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string name = info.param.substr(std::strlen("cuckoofilter:"));
       for (char& c : name) {
@@ -545,7 +550,7 @@ TEST_F(CorruptBlockTest, WrongVersionWithValidChecksum) {
   ExpectSafe(bad, true, "bucket count");
 
   cuckoo::internal::Trailer odd = t;
-  odd.fingerprint_bits = 17;
+  odd.fingerprint_bits = 33;
   bad = good_;
   cuckoo::internal::EncodeTrailer(odd, &bad[0], bad.size() - 32);
   ExpectSafe(bad, true, "fingerprint bits");

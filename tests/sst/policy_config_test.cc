@@ -40,12 +40,14 @@ TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
     int f;
     bool semi;
   };
-  // Largest f with (f - 1) / 0.95 <= bits (semi-sorted), f = 32 unsorted
-  // from 32 / 0.95 = 33.68 bits.
+  // Largest f with (f - 1) / 0.95 <= bits (semi-sorted, f <= 16); above
+  // 17.89 bits (f = 17 plain at 0.95) the largest plain f with f / 0.95 <=
+  // bits, up to f = 32 from 33.68 bits.
   const Case cases[] = {{4, 4, true},    {7.9, 8, true},    {8, 8, true},
                         {9.47, 9, true}, {9.48, 10, true},  {10, 10, true},
                         {12, 12, true},  {15.79, 16, true}, {16, 16, true},
-                        {20, 16, true},  {33.6, 16, true},  {33.7, 32, false},
+                        {17.8, 16, true}, {17.9, 17, false}, {20, 19, false},
+                        {24, 22, false}, {33.6, 31, false}, {33.7, 32, false},
                         {64, 32, false}};
   for (const Case& c : cases) {
     CuckooFilterOptions o;
@@ -81,6 +83,21 @@ TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
   EXPECT_LT(
       internal::ExpectedFpr(16, 4, internal::AutoConfig(16000).TargetLoad()),
       0.0002);
+  // Every bit/key keeps buying FPR past 16 (issue 8 item 4: before f 17..31,
+  // the layouts jumped from f = 16 to 32 and 17..33 bits/key all gave f =
+  // 16's ~1e-4): at least a factor 1.8 per two bits/key up to 24 (one bit
+  // less than 2x: semi-sorting, which saves a bit per entry, stops at f =
+  // 16), ending near the bound fpr = 8 * load / 2^f of b = 4 buckets.
+  double fpr_at[25] = {};
+  for (int bits = 16; bits <= 24; ++bits) {
+    const PolicyConfig c = internal::AutoConfig(bits * 1000);
+    fpr_at[bits] = internal::ExpectedFpr(c.fingerprint_bits, c.bucket_size,
+                                         c.TargetLoad());
+    if (bits >= 18) {
+      EXPECT_LT(fpr_at[bits] * 1.8, fpr_at[bits - 2]) << bits << " bits/key";
+    }
+  }
+  EXPECT_LT(fpr_at[24], 2e-6);
 }
 
 TEST_F(PolicyConfigTest, NamesRoundTrip) {
@@ -97,7 +114,9 @@ TEST_F(PolicyConfigTest, NamesRoundTrip) {
                                           "cuckoofilter:12:8:8:0",
                                           "cuckoofilter:40:32:4:0",
                                           "cuckoofilter:20:8:1:0",
-                                          "cuckoofilter:34:32:8:0"};
+                                          "cuckoofilter:34:32:8:0",
+                                          "cuckoofilter:20:17:4:0",
+                                          "cuckoofilter:24:21:8:0"};
   for (const std::string& name : names) {
     PolicyConfig a;
     ASSERT_TRUE(internal::ParsePolicyString(name, &a).ok()) << name;
@@ -171,7 +190,7 @@ TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
       "cuckoofilter: 10",               // space
       "cuckoofilter:10:12:3:1",         // bucket size 3
       "cuckoofilter:10:12:4:2",         // semi flag
-      "cuckoofilter:20:17:4:0",         // f = 17
+      "cuckoofilter:40:33:4:0",         // f = 33
       "cuckoofilter:20:3:4:0",          // f = 3
       "cuckoofilter:10:12:4:1",         // needs 11.579 bits at load 0.95
       "cuckoofilter:20:12:8:1",         // semi-sorting needs b = 4

@@ -59,9 +59,10 @@ inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
   return t - bucket + (num_buckets & wrap);
 }
 
-// Layout constants of a table whose bucket fits one 64-bit load (every
-// layout except f > 16 with b = 8, 128-bit-word layouts and semi-sorted
-// f < 8). bucket_bits == 0 means "no inline path": use the table code.
+// Layout constants of a table whose bucket fits one 64-bit load (plain
+// buckets of at most 64 bits plus the shift to their first bit, e.g. b = 4
+// with f <= 16, and semi-sorted f >= 8). bucket_bits == 0 means "no inline
+// path": use the table code.
 struct ProbeParams {
   uint32_t bucket_bits = 0;  // bits per bucket; bucket i starts at bit i * this
   int fp_bits = 0;           // f

@@ -102,7 +102,9 @@ struct Candidate {
 std::vector<Candidate> AutoCandidates() {
   std::vector<Candidate> c;
   for (int f = 4; f <= 16; ++f) c.push_back({f, true});
-  c.push_back({32, false});
+  // Semi-sorting stops at f = 16 (its lanes are read as one 64-bit word);
+  // above, plain packed buckets keep every bit/key buying FPR.
+  for (int f = 17; f <= 32; ++f) c.push_back({f, false});
   return c;
 }
 
