@@ -13,7 +13,8 @@
 //
 // Known layouts, verified with tools/abi_probe (which compiles a vtable-slot
 // probe against a tree's real filter_policy_internal.h and against this file)
-// on the last patch release of every minor version from 7.0 to 11.8:
+// on the last patch release of every minor version from 7.0 to 11.8, and on
+// 11.9.0 (facebook/rocksdb main at 1dfa729, 2026-08-07, version.h 11.9.0):
 //
 //   RocksDB       FilterBitsBuilder virtuals, in order (vtable slot)
 //   7.0 .. 9.5    ~dtor (0, 1), AddKey 2, EstimateEntriesAdded 3,
@@ -21,7 +22,7 @@
 //                 ApproximateNumEntries 7
 //   9.6 .. 10.8   as above with AddKeyAndAlt right after AddKey (slot 3; the
 //                 later ones move up by one)
-//   10.9 .. 11.8  as 9.6, plus CalculateSpace 9 and EstimatedFpRate 10
+//   10.9 .. 11.9  as 9.6, plus CalculateSpace 9 and EstimatedFpRate 10
 //
 //   FilterBitsReader (all versions): ~dtor (0, 1), MayMatch(key) 2,
 //                 MayMatch(num_keys, keys, may_match) 3
@@ -94,9 +95,9 @@
 // Out of tree: the layout must be one we have verified. Extend the table in
 // the header comment (and the #if blocks below) only after tools/abi_probe
 // reports MATCH for the new version.
-#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(11, 9)
+#if CUCKOO_ROCKSDB_VERSION_AT_LEAST(11, 10)
 #error \
-    "rocksdb-cuckoo: the FilterBitsBuilder/Reader layout of this RocksDB version (newer than 11.8) is not verified. Run tools/abi_probe/abi_probe.sh <RocksDB source tree of this version> and extend plugin/cuckoo/sst/filter_bits_abi.h as its comment says, or build in-tree (ROCKSDB_PLUGINS=cuckoo), which uses RocksDB's own header."
+    "rocksdb-cuckoo: the FilterBitsBuilder/Reader layout of this RocksDB version (newer than 11.9) is not verified. Run tools/abi_probe/abi_probe.sh <RocksDB source tree of this version> and extend plugin/cuckoo/sst/filter_bits_abi.h as its comment says, or build in-tree (ROCKSDB_PLUGINS=cuckoo), which uses RocksDB's own header."
 #endif
 
 namespace ROCKSDB_NAMESPACE {
