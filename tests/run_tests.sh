@@ -3,9 +3,10 @@
 # builds and runs every test suite twice, in Release and with ASan+UBSan,
 # and the concurrent live-key filter suites a third time under TSan.
 #   tests/run_tests.sh            all three
-#   tests/run_tests.sh release    Release only (includes the comparison smoke run,
-#                                 the tests/consumer builds and a 30 s Parse
-#                                 fuzzer run when clang is present)
+#   tests/run_tests.sh release    Release only, -Werror (includes the comparison
+#                                 smoke run, a C++20 -Werror build of the
+#                                 libraries, the tests/consumer builds and a
+#                                 30 s Parse fuzzer run when clang is present)
 #   tests/run_tests.sh asan       ASan+UBSan only
 #   tests/run_tests.sh tsan       TSan, live-key filter suites only
 # Build trees go to $CUCKOO_BUILD_ROOT (default: ./build).
@@ -53,8 +54,20 @@ case "$what" in
   all|release|asan|tsan) ;;
   *) echo "usage: $0 [all|release|asan|tsan]" >&2; exit 2 ;;
 esac
+# The libraries again in C++20 with -Werror (the release stage above is the
+# C++17 -Werror build): RocksDB 10.7+ headers force C++20 on users.
+run_cxx20() {
+  local start=$SECONDS dir="$out/cxx20"
+  echo "=== [cxx20] build cuckoo_core, rocksdb_cuckoo, rocksdb_cuckoo_shared (C++20, -Werror)" >&2
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 \
+        -DCUCKOO_WERROR=ON -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+  echo "=== [cxx20] passed in $((SECONDS - start)) s" >&2
+}
+
 if [ "$what" = all ] || [ "$what" = release ]; then
-  run_suite release ""
+  run_suite release "" -DCUCKOO_WERROR=ON
+  run_cxx20
   run_consumer
   # libFuzzer on CuckooFilterView::Parse / Deserialize for 30 s (skipped with
   # a message when clang++ or libFuzzer is missing).
