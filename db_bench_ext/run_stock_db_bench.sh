@@ -13,8 +13,12 @@
 # assertions enabled, so absolute numbers are pessimistic: compare ratios).
 #
 # Usage: db_bench_ext/run_stock_db_bench.sh [options]
-#   --plugin=<path>        librocksdb_cuckoo.so (default: build/release/librocksdb_cuckoo.so)
+#   --plugin=<path>        librocksdb_cuckoo.so (default: build/release/librocksdb_cuckoo.so);
+#                          "builtin" for a db_bench whose RocksDB was built with
+#                          the plugin in-tree (ROCKSDB_PLUGINS=cuckoo): no LD_PRELOAD
 #   --db_bench=<path>      default: /usr/bin/db_bench
+#   --sst_dump=<path>      default: sst_dump on PATH (use the one of the same
+#                          RocksDB build as db_bench for newer table formats)
 #   --num=<n>              keys (default 1000000)
 #   --reads=<n>            reads per read benchmark (default 500000)
 #   --bits=<list>          bits/key values, comma separated (default 10,16)
@@ -39,6 +43,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 plugin="$here/../build/release/librocksdb_cuckoo.so"
 db_bench=/usr/bin/db_bench
+sst_dump=sst_dump
 num=1000000
 reads=500000
 bits_list=10,16
@@ -52,6 +57,7 @@ for arg in "$@"; do
   case "$arg" in
     --plugin=*) plugin=${arg#*=} ;;
     --db_bench=*) db_bench=${arg#*=} ;;
+    --sst_dump=*) sst_dump=${arg#*=} ;;
     --num=*) num=${arg#*=} ;;
     --reads=*) reads=${arg#*=} ;;
     --bits=*) bits_list=${arg#*=} ;;
@@ -67,8 +73,10 @@ for arg in "$@"; do
 done
 
 [ -x "$db_bench" ] || { echo "no db_bench at $db_bench" >&2; exit 1; }
-[ -f "$plugin" ] || { echo "no plugin at $plugin (build it first)" >&2; exit 1; }
-plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
+if [ "$plugin" != builtin ]; then
+  [ -f "$plugin" ] || { echo "no plugin at $plugin (build it first)" >&2; exit 1; }
+  plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
+fi
 if [ -z "$workdir" ]; then
   workdir=$(mktemp -d /tmp/cuckoo_stock_db_bench.XXXXXX)
 fi
@@ -119,7 +127,7 @@ run_one() {  # policy bits repeat -> appends a result line to $workdir/results
   rm -rf "$db"
   write_options "$opts" "$fp"
   local preload=""
-  case "$policy" in cuckoo*) preload="$plugin" ;; esac
+  case "$policy" in cuckoo*) [ "$plugin" = builtin ] || preload="$plugin" ;; esac
   LD_PRELOAD="$preload" "$db_bench" --db="$db" --options_file="$opts" \
     --benchmarks=fillrandom,compact,readrandom,readmissing,multireadrandom \
     --num="$num" --reads="$reads" --multiread_batched --batch_size=32 \
@@ -134,7 +142,7 @@ run_one() {  # policy bits repeat -> appends a result line to $workdir/results
   local filter_bytes=0 filter_entries=0
   for sst in "$db"/*.sst; do
     [ -e "$sst" ] || continue
-    local props; props=$(sst_dump --file="$sst" --show_properties 2>/dev/null)
+    local props; props=$("$sst_dump" --file="$sst" --show_properties 2>/dev/null)
     filter_bytes=$((filter_bytes + $(echo "$props" | awk -F': ' '/^ *filter block size:/ {print $2; exit}')))
     filter_entries=$((filter_entries + $(echo "$props" | awk -F': ' '/# entries for filter:/ {print $2; exit}')))
   done
