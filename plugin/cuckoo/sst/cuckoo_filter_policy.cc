@@ -32,6 +32,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
 #include "table_settings.h"
+#include "view_access.h"
 
 #if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
 #define CUCKOO_OVERRIDE_IF_ALT override
@@ -167,12 +168,7 @@ FilterBitsReader* NewReaderForBlock(const Slice& contents, std::string* error) {
                                        error)) {
     return nullptr;
   }
-  TableRef ref;
-  ref.table = view.table();
-  ref.num_buckets = static_cast<uint32_t>(view.num_buckets());
-  ref.seed = view.seed();
-  ref.victim_fp = view.victim_fp();
-  ref.victim_bucket = view.victim_bucket();
+  const TableRef ref = cuckoo::internal::ViewAccess::Ref(view);
   FilterBitsReader* reader = nullptr;
   DispatchSettings(view.fingerprint_bits(), view.bucket_size(),
                    view.semi_sort(), [&](auto settings) {
@@ -329,11 +325,15 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                              error);
     } else {
       constexpr size_t kChunk = 256;
+      cuckoo::KeyHash chunk[kChunk];
       bool found[kChunk];
       for (const HashSpan& span : verify_hashes_.Spans()) {
         for (size_t start = 0; start < span.size && s.ok(); start += kChunk) {
           const size_t count = std::min(kChunk, span.size - start);
-          view.ContainsBatch(span.data + start, count, found);
+          for (size_t k = 0; k < count; ++k) {
+            chunk[k] = cuckoo::KeyHash(span.data[start + k]);
+          }
+          view.ContainsBatch(chunk, count, found);
           for (size_t k = 0; k < count; ++k) {
             if (!found[k]) {
               s = Status::Corruption("cuckoo filter: built block misses a key");
