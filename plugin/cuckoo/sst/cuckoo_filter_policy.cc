@@ -632,14 +632,6 @@ void SetBuilderMaxKicksForTesting(int max_kicks) {
 
 // ------------------------------------------------------------------ public API
 
-Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
-                                 CuckooFilterLayout* layout) {
-  internal::PolicyConfig config;
-  Status s = internal::ResolveOptions(options, &config);
-  if (s.ok()) internal::DescribeConfig(config, layout);
-  return s;
-}
-
 Status ParseCuckooFilterPolicyString(const std::string& value,
                                      CuckooFilterLayout* layout) {
   internal::PolicyConfig config;
@@ -656,12 +648,41 @@ const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
   return new internal::CuckooFilterPolicy(internal::AutoConfig(millibits));
 }
 
-Status NewCuckooFilterPolicy(const CuckooFilterOptions& options,
-                             std::shared_ptr<const FilterPolicy>* policy) {
+namespace {
+// The policy of a resolved configuration, or null with the error.
+Status MakePolicy(const Status& resolved, const internal::PolicyConfig& config,
+                  std::shared_ptr<const FilterPolicy>* policy) {
+  if (resolved.ok()) {
+    *policy = std::make_shared<internal::CuckooFilterPolicy>(config);
+  } else {
+    policy->reset();
+  }
+  return resolved;
+}
+}  // namespace
+
+Status NewCuckooFilterPolicyForFpr(
+    double target_fpr, std::shared_ptr<const FilterPolicy>* policy) {
   internal::PolicyConfig config;
-  Status s = internal::ResolveOptions(options, &config);
-  if (s.ok()) *policy = std::make_shared<internal::CuckooFilterPolicy>(config);
-  return s;
+  const Status s = internal::ConfigForTargetFpr(target_fpr, &config);
+  return MakePolicy(s, config, policy);
+}
+
+Status NewCuckooFilterPolicyWithLayout(
+    double bits_per_key, int fingerprint_bits, int bucket_size, bool semi_sort,
+    std::shared_ptr<const FilterPolicy>* policy) {
+  internal::PolicyConfig config;
+  const Status s = internal::ExplicitConfig(bits_per_key, fingerprint_bits,
+                                            bucket_size, semi_sort, &config);
+  return MakePolicy(s, config, policy);
+}
+
+bool GetCuckooFilterLayout(const FilterPolicy* policy,
+                           CuckooFilterLayout* layout) {
+  const internal::CuckooFilterPolicy* p = internal::AsCuckooPolicy(policy);
+  if (p == nullptr) return false;
+  internal::DescribeConfig(p->config(), layout);
+  return true;
 }
 
 int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,
