@@ -163,12 +163,14 @@ using cuckoo::internal::Mix64;  // bijective: distinct indexes, distinct hashes
 class KeyStream {
  public:
   explicit KeyStream(uint64_t seed) : base_(Mix64(seed ^ 0xf11e7be4c4ULL)) {}
-  uint64_t Inserted(uint64_t i) const { return Key(i); }
-  uint64_t Absent(uint64_t i) const { return Key((uint64_t{1} << 62) + i); }
+  cuckoo::KeyHash Inserted(uint64_t i) const { return Key(i); }
+  cuckoo::KeyHash Absent(uint64_t i) const {
+    return Key((uint64_t{1} << 62) + i);
+  }
 
  private:
-  uint64_t Key(uint64_t i) const {
-    return Mix64(base_ + i * 0x9e3779b97f4a7c15ULL);
+  cuckoo::KeyHash Key(uint64_t i) const {
+    return cuckoo::KeyHash(Mix64(base_ + i * 0x9e3779b97f4a7c15ULL));
   }
   uint64_t base_;
 };
@@ -316,10 +318,11 @@ std::string Describe(const cuckoo::FilterConfig& c) {
 // Fills `queries` with a mix: each query is, with probability `found`, a
 // random one of the first `stored` inserted keys, otherwise a fresh absent
 // key (absent indexes continue from *next_absent).
-void MakeQueries(const KeyStream& keys, const std::vector<uint64_t>& inserted,
-                 uint64_t stored, double found, Rng* rng, uint64_t* next_absent,
-                 std::vector<uint64_t>* queries) {
-  for (uint64_t& q : *queries) {
+void MakeQueries(const KeyStream& keys,
+                 const std::vector<cuckoo::KeyHash>& inserted, uint64_t stored,
+                 double found, Rng* rng, uint64_t* next_absent,
+                 std::vector<cuckoo::KeyHash>* queries) {
+  for (cuckoo::KeyHash& q : *queries) {
     if (stored > 0 && rng->Uniform() < found) {
       q = inserted[rng->Below(stored)];
     } else {
@@ -331,10 +334,11 @@ void MakeQueries(const KeyStream& keys, const std::vector<uint64_t>& inserted,
 // ns per query of single Contains calls over `queries`; *positives counts
 // true answers.
 double TimeSingle(const cuckoo::CuckooFilter& filter,
-                  const std::vector<uint64_t>& queries, uint64_t* positives) {
+                  const std::vector<cuckoo::KeyHash>& queries,
+                  uint64_t* positives) {
   uint64_t count = 0;
   Stopwatch timer;
-  for (uint64_t q : queries) count += filter.Contains(q);
+  for (cuckoo::KeyHash q : queries) count += filter.Contains(q);
   const double seconds = timer.Stop();
   DoNotOptimize(count);
   *positives = count;
@@ -345,14 +349,14 @@ double TimeSingle(const cuckoo::CuckooFilter& filter,
 // on the previous answer, so lookups cannot overlap: the latency of one
 // lookup. (The dependency adds 0, but the compiler cannot know that.)
 double TimeSingleDependent(const cuckoo::CuckooFilter& filter,
-                           const std::vector<uint64_t>& queries, uint64_t n,
-                           uint64_t* positives) {
+                           const std::vector<cuckoo::KeyHash>& queries,
+                           uint64_t n, uint64_t* positives) {
   uint64_t count = 0;
   Stopwatch timer;
   for (uint64_t i = 0; i < n; ++i) {
     uint64_t dep = count;
     asm volatile("" : "+r"(dep));
-    count += filter.Contains(queries[i] + (dep >> 63));
+    count += filter.Contains(cuckoo::KeyHash(queries[i].value + (dep >> 63)));
   }
   const double seconds = timer.Stop();
   DoNotOptimize(count);
@@ -362,8 +366,8 @@ double TimeSingleDependent(const cuckoo::CuckooFilter& filter,
 
 // ns per query of ContainsBatch in chunks of `batch` keys.
 double TimeBatch(const cuckoo::CuckooFilter& filter,
-                 const std::vector<uint64_t>& queries, size_t batch, bool* out,
-                 uint64_t* positives) {
+                 const std::vector<cuckoo::KeyHash>& queries, size_t batch,
+                 bool* out, uint64_t* positives) {
   const size_t n = queries.size();
   Stopwatch timer;
   for (size_t i = 0; i < n; i += batch) {
@@ -488,7 +492,8 @@ void PrintTargets(const std::vector<Summary>& all) {
 
 // ------------------------------------------------------------- benchmark
 
-Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
+Summary RunConfig(const BenchConfig& bc,
+                  const std::vector<cuckoo::KeyHash>& inserted,
                   const KeyStream& keys, const std::vector<size_t>& batch_sizes,
                   const std::vector<double>& found_fractions, Csv* csv) {
   const cuckoo::FilterConfig& config = bc.config;
@@ -540,7 +545,7 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
                       std::ldexp(1.0, config.fingerprint_bits);
 
   // ---- lookups
-  std::vector<uint64_t> queries(FLAGS_queries);
+  std::vector<cuckoo::KeyHash> queries(FLAGS_queries);
   std::unique_ptr<bool[]> out(new bool[queries.size()]);
   Rng rng(uint64_t{FLAGS_seed} * 0x51ed27 + 17);
   uint64_t next_absent = 0;
@@ -602,11 +607,11 @@ Summary RunConfig(const BenchConfig& bc, const std::vector<uint64_t>& inserted,
     filter.reset();
     filter = cuckoo::CuckooFilter::Create(config, n);
     const uint64_t capacity = filter->stats().capacity;
-    std::vector<uint64_t> fill(inserted.begin(), inserted.end());
+    std::vector<cuckoo::KeyHash> fill(inserted.begin(), inserted.end());
     // more keys than fit: the sweep ends at the first failure
     for (uint64_t i = fill.size(); i < capacity + 1; ++i)
       fill.push_back(keys.Inserted(i));
-    std::vector<uint64_t> occ_queries(FLAGS_occupancy_queries);
+    std::vector<cuckoo::KeyHash> occ_queries(FLAGS_occupancy_queries);
     uint64_t count = 0;
     bool failed = false;
     for (int band = 1; band <= FLAGS_bands && !failed; ++band) {
@@ -802,7 +807,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "[filter_bench] generating %" PRIu64 " keys\n",
                FLAGS_num);
   const KeyStream keys(FLAGS_seed);
-  std::vector<uint64_t> inserted(FLAGS_num);
+  std::vector<cuckoo::KeyHash> inserted(FLAGS_num);
   for (uint64_t i = 0; i < FLAGS_num; ++i) inserted[i] = keys.Inserted(i);
 
   std::printf("filter_bench: num=%" PRIu64 " queries=%" PRIu64

@@ -162,14 +162,12 @@ std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
         rocksdb_cuckoo::NewCuckooFilterPolicy(bits));
   }
   if (kind == "cuckoo_plain") {
-    rocksdb_cuckoo::CuckooFilterOptions o;
-    o.bits_per_key = bits;
-    o.bucket_size = 4;
-    o.semi_sort = false;
-    o.fingerprint_bits =
+    const int f =
         std::min(16, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
     std::shared_ptr<const FilterPolicy> p;
-    ROCKSDB_NAMESPACE::Status s = rocksdb_cuckoo::NewCuckooFilterPolicy(o, &p);
+    ROCKSDB_NAMESPACE::Status s =
+        rocksdb_cuckoo::NewCuckooFilterPolicyWithLayout(
+            bits, f, /*bucket_size=*/4, /*semi_sort=*/false, &p);
     if (!s.ok()) *error = s.ToString();
     return p;
   }

@@ -1,16 +1,19 @@
 // Partial-key cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher,
 // "Cuckoo Filter: Practically Better Than Bloom", CoNEXT 2014).
 //
-// This header is the RocksDB-independent core API. Items are 64-bit key
-// hashes (see HashKey); a filter never returns a false negative for an item
-// that was inserted and not erased.
+// This header is the RocksDB-independent core API. A filter stores items
+// given as keys (bytes, hashed with HashKey) or as KeyHash values; it never
+// returns a false negative for an item that was inserted and not erased.
 //
 //   cuckoo::FilterConfig config;            // f=12, b=4, load 95%
 //   std::string error;
 //   auto filter = cuckoo::CuckooFilter::Create(config, 1000000, &error);
-//   filter->Insert(cuckoo::HashKey("apple"));
-//   bool maybe = filter->Contains(cuckoo::HashKey("apple"));   // true
-//   filter->Erase(cuckoo::HashKey("apple"));
+//   filter->Insert("apple");                // hashes the key (HashKey)
+//   bool maybe = filter->Contains("apple");  // true
+//   filter->Erase("apple");
+//
+//   cuckoo::KeyHash h = cuckoo::HashKey("pear");  // hash once, use often
+//   filter->Insert(h);
 //
 // Parameters (paper section 5): with b entries per bucket, f fingerprint bits
 // and load factor a, the false positive rate is about 2*b*a / 2^f, so for a
@@ -27,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "cuckoo/detail/probe.h"
 
@@ -35,6 +39,7 @@ namespace cuckoo {
 namespace internal {
 class TableOps;
 struct MutableTableRef;
+struct ViewAccess;  // plugin/core/view_access.h: table and victim slot
 }  // namespace internal
 
 // Construction parameters. Validate with ValidateConfig().
@@ -46,7 +51,14 @@ struct FilterConfig {
   // Entries per bucket b: 1, 2, 4 or 8.
   int bucket_size = 4;
   // Semi-sorted buckets (b = 4 and 4 <= f <= 16 only): each bucket stores
-  // 4f - 4 bits instead of 4f.
+  // 4f - 4 bits instead of 4f. Off by default: plain buckets exist for
+  // every (f, b) and insert faster (docs/sample_report's filter_bench: 13.9
+  // against 9.6 Mkeys/s at 10^7 items, f=12 vs f=13 semi-sorted), and a filter
+  // sized by item count gets its accuracy from f. The SST policy
+  // (rocksdb_cuckoo/filter_policy.h) does the opposite on purpose: it sizes
+  // by a bits-per-key budget, where the saved bit buys one more fingerprint
+  // bit (half the false positive rate) in the same space, and its filters
+  // are built once and only read, so its automatic layouts are semi-sorted.
   bool semi_sort = false;
   // Sizing load factor in (0, 1]; 0 selects DefaultTargetLoad(bucket_size).
   // Only used by Create(config, expected_items).
@@ -74,8 +86,27 @@ uint64_t BucketsForItems(const FilterConfig& config, uint64_t expected_items);
 // Largest supported bucket count (bucket indexes are 32-bit).
 constexpr uint64_t kMaxBuckets = (uint64_t{1} << 32) - 2;
 
-// 64-bit XXH3 hash of a key (seed 0): the item hash used by all adapters.
-uint64_t HashKey(std::string_view key);
+// The 64-bit hash of one item, as the filter consumes it: the low 32 bits
+// choose the primary bucket and the high 32 bits the fingerprint, so all 64
+// bits must look uniformly random. Made by HashKey(key), or, by a caller that
+// already holds such a hash (e.g. computed once for several filters), by
+// explicit construction: KeyHash(h). Never wrap a raw ID or counter: small
+// sequential integers all map to bucket 0 with fingerprint 1, so the filter
+// is full after 2b + 1 of them; pass their bytes to HashKey (or to the key
+// overloads) instead. 8 bytes, trivially copyable: pass by value.
+struct KeyHash {
+  KeyHash() = default;
+  constexpr explicit KeyHash(uint64_t uniform_hash) : value(uniform_hash) {}
+  uint64_t value = 0;
+};
+static_assert(sizeof(KeyHash) == 8 && std::is_trivially_copyable_v<KeyHash>,
+              "KeyHash is passed by value and in arrays on the lookup path");
+constexpr bool operator==(KeyHash a, KeyHash b) { return a.value == b.value; }
+constexpr bool operator!=(KeyHash a, KeyHash b) { return a.value != b.value; }
+
+// 64-bit XXH3 hash of a key's bytes (seed 0): the item hash used by all
+// adapters (the SST policy hashes RocksDB keys the same way).
+KeyHash HashKey(std::string_view key);
 
 // Outcome of CuckooFilter::Insert.
 enum class InsertResult : uint8_t {
@@ -127,20 +158,33 @@ class CuckooFilter {
   CuckooFilter(const CuckooFilter&) = delete;
   CuckooFilter& operator=(const CuckooFilter&) = delete;
 
+  // Every item operation takes the key itself (hashed with HashKey) or its
+  // KeyHash, for callers that hash once. A raw integer does not compile (see
+  // KeyHash for why); neither does a literal 0, which would otherwise become
+  // a null string_view.
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
+  InsertResult Insert(Int) = delete;
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
+  bool Contains(Int) const = delete;
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
+  bool Erase(Int) = delete;
+
   // Adds one copy of the item. O(1) expected; at most max_kicks relocations.
   // The same item may be stored up to 2b times.
-  InsertResult Insert(uint64_t hash);
+  InsertResult Insert(KeyHash hash);
+  InsertResult Insert(std::string_view key) { return Insert(HashKey(key)); }
 
   // True if the item may be present (false positives at about
   // stats().expected_fpr), false if it is certainly absent. Probes 2 buckets.
   // Inline for the common layouts (see cuckoo/detail/probe.h), so the
   // cache misses of consecutive independent calls overlap.
-  bool Contains(uint64_t hash) const;
+  bool Contains(KeyHash hash) const;
+  bool Contains(std::string_view key) const { return Contains(HashKey(key)); }
 
   // out[k] = Contains(hashes[k]) for k < n. Prefetches both buckets of each
   // group of keys before probing them; faster than a loop of Contains when the
-  // table is larger than the CPU caches.
-  void ContainsBatch(const uint64_t* hashes, size_t n, bool* out) const;
+  // table is larger than the CPU caches. No allocation.
+  void ContainsBatch(const KeyHash* hashes, size_t n, bool* out) const;
 
   // Removes one stored copy of the item's fingerprint from its two buckets
   // (or the victim slot) and returns true; false if none matches.
@@ -156,7 +200,8 @@ class CuckooFilter {
   // small f or b = 1 make common (with f = 4, b = 1 about 1 filter in 8 that
   // went full). Erasing items outside that component does not help; erasing
   // one inside it (e.g. a copy of the victim's item) does.
-  bool Erase(uint64_t hash);
+  bool Erase(KeyHash hash);
+  bool Erase(std::string_view key) { return Erase(HashKey(key)); }
 
   // Removes all items.
   void Clear();
@@ -213,8 +258,12 @@ class CuckooFilterView {
   bool valid() const { return ops_ != nullptr; }
   // As CuckooFilter::Contains (inline for the common layouts); false on an
   // invalid view.
-  bool Contains(uint64_t hash) const;
-  void ContainsBatch(const uint64_t* hashes, size_t n, bool* out) const;
+  template <typename Int,
+            typename = std::enable_if_t<std::is_integral_v<Int>>>
+  bool Contains(Int) const = delete;  // see CuckooFilter::Insert
+  bool Contains(KeyHash hash) const;
+  bool Contains(std::string_view key) const { return Contains(HashKey(key)); }
+  void ContainsBatch(const KeyHash* hashes, size_t n, bool* out) const;
 
   FilterStats stats() const;
   int fingerprint_bits() const { return fingerprint_bits_; }
@@ -223,12 +272,10 @@ class CuckooFilterView {
   uint32_t seed() const { return seed_; }
   uint64_t num_buckets() const { return num_buckets_; }
   uint64_t size() const { return num_items_; }
-  const uint8_t* table() const { return table_; }
-  uint32_t victim_fp() const { return victim_fp_; }
-  uint32_t victim_bucket() const { return victim_bucket_; }
 
  private:
   friend class CuckooFilter;
+  friend struct internal::ViewAccess;
   bool ContainsGeneric(uint64_t hash) const;
 
   const internal::TableOps* ops_ = nullptr;
@@ -244,17 +291,17 @@ class CuckooFilterView {
   bool semi_sort_ = false;
 };
 
-inline bool CuckooFilter::Contains(uint64_t hash) const {
-  if (probe_.bucket_bits == 0) return ContainsGeneric(hash);
+inline bool CuckooFilter::Contains(KeyHash hash) const {
+  if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
   return detail::ProbeItem(probe_, table_.get(),
                            static_cast<uint32_t>(num_buckets_), config_.seed,
-                           victim_fp_, victim_bucket_, hash);
+                           victim_fp_, victim_bucket_, hash.value);
 }
 
-inline bool CuckooFilterView::Contains(uint64_t hash) const {
-  if (probe_.bucket_bits == 0) return ContainsGeneric(hash);
+inline bool CuckooFilterView::Contains(KeyHash hash) const {
+  if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
   return detail::ProbeItem(probe_, table_, static_cast<uint32_t>(num_buckets_),
-                           seed_, victim_fp_, victim_bucket_, hash);
+                           seed_, victim_fp_, victim_bucket_, hash.value);
 }
 
 }  // namespace cuckoo

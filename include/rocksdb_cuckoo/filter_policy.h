@@ -1,4 +1,4 @@
-// Cuckoo filters in RocksDB SST filter blocks: a rocksdb::FilterPolicy.
+// Cuckoo filters in RocksDB SST filter blocks: a FilterPolicy.
 //
 // Each full filter block (or each partition of a partitioned filter) holds one
 // partial-key cuckoo filter (Fan et al., CoNEXT 2014) over the 64-bit XXH3
@@ -7,28 +7,33 @@
 //
 //   #include "rocksdb_cuckoo/filter_policy.h"
 //
-//   rocksdb::BlockBasedTableOptions table_options;
+//   ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
 //   table_options.filter_policy.reset(rocksdb_cuckoo::NewCuckooFilterPolicy(10));
+//
+//   std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy> policy;
+//   Status s = rocksdb_cuckoo::NewCuckooFilterPolicyForFpr(0.001, &policy);
+//   s = rocksdb_cuckoo::NewCuckooFilterPolicyWithLayout(
+//       /*bits_per_key=*/12, /*fingerprint_bits=*/12, /*bucket_size=*/4,
+//       /*semi_sort=*/true, &policy);
 //
 // or, through an options string or OPTIONS file, after registering the
 // factories once per process (or loading librocksdb_cuckoo.so, whose static
 // initializer registers them in ObjectLibrary::Default()):
 //
-//   rocksdb_cuckoo::RegisterCuckooFilterPolicies(*rocksdb::ObjectLibrary::Default(),
-//   ""); "block_based_table_factory={filter_policy=cuckoofilter:10}"
+//   rocksdb_cuckoo::RegisterCuckooFilterPolicies(
+//       *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "");
+//   "block_based_table_factory={filter_policy=cuckoofilter:10}"
 //
-// Options strings (all numbers plain decimal, no sign, no exponent):
+// Options strings (all numbers plain decimal, no sign, no exponent), one per
+// factory:
 //   cuckoofilter:<bits_per_key>
 //       Automatic layout for a budget of <bits_per_key> bits per distinct key
-//       (see CuckooFilterOptions::bits_per_key), e.g. cuckoofilter:10.
+//       (NewCuckooFilterPolicy), e.g. cuckoofilter:10.
 //   cuckoofilter:<bits_per_key>:<f>:<b>:<semi>
-//       Explicit layout: f fingerprint bits (4..32), b entries per
-//       bucket (1, 2, 4, 8), semi-sorted buckets (0 or 1; only b = 4, f <= 16);
-//       the load factor is then (bits per entry) / bits_per_key and must not
-//       exceed the maximum load of b (b=1: 0.45, 2: 0.84, 4: 0.95, 8: 0.98).
+//       Explicit layout (NewCuckooFilterPolicyWithLayout), semi 0 or 1.
 //   cuckoofilter:fpr:<rate>
-//       The smallest automatic layout whose expected false positive rate is at
-//       most <rate> (0 < rate < 1).
+//       Smallest layout for a false positive rate
+//       (NewCuckooFilterPolicyForFpr).
 // Invalid arguments (e.g. "cuckoofilter:abc", "cuckoofilter:-1", bucket size 3)
 // make FilterPolicy::CreateFromString and strict options parsing
 // (ConfigOptions::input_strings_escaped = false) return InvalidArgument.
@@ -78,43 +83,60 @@
 
 namespace rocksdb_cuckoo {
 
-// Limits of CuckooFilterOptions::bits_per_key (bits per distinct key).
+// Range of the bits-per-key budget (bits per distinct key, trailer
+// excluded). Budgets are kept to 0.001 bits (rounded to nearest).
 constexpr double kMinBitsPerKey = 4.0;
 constexpr double kMaxBitsPerKey = 64.0;
 
-// Configuration of a cuckoo filter policy. Exactly one of three modes:
-//  1. automatic (default): set bits_per_key only;
-//  2. explicit layout: set fingerprint_bits (non-zero), bucket_size,
-//     semi_sort, and optionally bits_per_key (0 = the bucket size's maximum
-//     load, i.e. the smallest filter of that layout);
-//  3. target rate: set target_fpr (non-zero) and leave fingerprint_bits 0;
-//     bits_per_key is then ignored.
-struct CuckooFilterOptions {
-  // Space budget in bits per distinct key, trailer excluded; kept to 0.001
-  // bits (rounded to nearest). Automatic mode picks the layout with the
-  // lowest expected false positive rate within the budget: semi-sorted
-  // buckets of 4 with the largest fingerprint f <= 16 such that
-  // (f - 1) / 0.95 <= bits_per_key, or from ~17.9 bits plain buckets of 4
-  // with the largest f <= 32 such that f / 0.95 <= bits_per_key; then it
-  // lowers the load to spend exactly the budget. Examples: 8 -> f=8 (~2.7%),
-  // 10 -> f=10 (~0.70%), 12 -> f=12 (~0.18%), 16 -> f=16 (~0.011%),
-  // 20 -> f=19 (~0.0015%), 24 -> f=22 (~0.0002%).
-  // Range [kMinBitsPerKey, kMaxBitsPerKey]; 0 only in explicit mode.
-  double bits_per_key = 10.0;
+// Factories. Each returns a new policy that is immutable, thread-safe and
+// cheap to share; its Name() is the canonical options string of its layout
+// and parses back to the same policy. Creating a policy is O(1).
+//
+// Semi-sorted buckets: the core's FilterConfig::semi_sort defaults to false
+// (faster inserts, every (f, b)), while the automatic layouts below are
+// semi-sorted up to f = 16: a policy is sized by a bits-per-key budget, so
+// the bit semi-sorting saves per entry buys one more fingerprint bit (half
+// the false positive rate) in the same space, and SST filters are built
+// once and then only read. NewCuckooFilterPolicyWithLayout takes semi_sort
+// explicitly.
 
-  // Explicit mode when non-zero: fingerprint bits, 4..32.
-  int fingerprint_bits = 0;
-  // Explicit mode: entries per bucket, 1, 2, 4 or 8.
-  int bucket_size = 4;
-  // Explicit mode: semi-sorted buckets (bucket_size 4, fingerprint_bits
-  // <= 16), one bit per entry smaller at the same false positive rate.
-  bool semi_sort = true;
+// Automatic layout for a budget of `bits_per_key` bits per distinct key
+// (options string "cuckoofilter:<bits_per_key>"): the layout with the lowest
+// expected false positive rate within the budget, always b = 4: semi-sorted
+// with the largest f <= 16 such that (f - 1) / 0.95 <= bits_per_key, or from
+// ~17.9 bits plain with the largest f <= 32 such that f / 0.95 <=
+// bits_per_key; the load is then lowered to spend exactly the budget.
+// Examples: 8 -> f=8 (~2.7%), 10 -> f=10 (~0.70%), 12 -> f=12 (~0.18%),
+// 16 -> f=16 (~0.011%), 20 -> f=19 (~0.0015%), 24 -> f=22 (~0.0002%).
+// Never fails, like NewBloomFilterPolicy: values outside [kMinBitsPerKey,
+// kMaxBitsPerKey] are clamped and NaN selects 10. The caller owns the result
+// (usually through BlockBasedTableOptions::filter_policy).
+const ROCKSDB_NAMESPACE::FilterPolicy* NewCuckooFilterPolicy(
+    double bits_per_key);
 
-  // Target-rate mode when non-zero, in (0, 1).
-  double target_fpr = 0.0;
-};
+// The smallest automatic layout (as above) whose expected false positive
+// rate is at most `target_fpr` (options string "cuckoofilter:fpr:<rate>";
+// Name() is the automatic form, e.g. 0.001 -> "cuckoofilter:12.632").
+// Returns InvalidArgument, and sets *policy to null, unless 0 < target_fpr
+// < 1 and the layout needs at most kMaxBitsPerKey bits per key (rates down
+// to about 9.3e-10, f = 32 at load 0.5).
+ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyForFpr(
+    double target_fpr,
+    std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
 
-// The layout a policy uses, resolved from CuckooFilterOptions.
+// An explicit layout (options string
+// "cuckoofilter:<bits_per_key>:<f>:<b>:<0|1>"): `fingerprint_bits` f in
+// 4..32, `bucket_size` b in {1, 2, 4, 8}, `semi_sort` only with b = 4 and
+// f <= 16 (each entry then takes f - 1 bits). The load factor is (bits per
+// entry) / bits_per_key and must not exceed the maximum load of b (b=1:
+// 0.45, 2: 0.84, 4: 0.95, 8: 0.98), e.g. f = 12 semi-sorted needs at least
+// 11.579 bits per key. Returns InvalidArgument with the reason, and sets
+// *policy to null, on any out-of-range or contradictory argument.
+ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyWithLayout(
+    double bits_per_key, int fingerprint_bits, int bucket_size, bool semi_sort,
+    std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
+
+// The layout of a policy.
 struct CuckooFilterLayout {
   int fingerprint_bits = 0;
   int bucket_size = 0;
@@ -131,27 +153,15 @@ struct CuckooFilterLayout {
   std::string name;
 };
 
-// Validates `options` and resolves the layout. Returns InvalidArgument with a
-// message on any out-of-range or contradictory field. O(1).
-ROCKSDB_NAMESPACE::Status ResolveCuckooFilterLayout(
-    const CuckooFilterOptions& options, CuckooFilterLayout* layout);
+// Copies the layout of `policy` into *layout and returns true, or returns
+// false if `policy` is not a cuckoo filter policy (or is null).
+bool GetCuckooFilterLayout(const ROCKSDB_NAMESPACE::FilterPolicy* policy,
+                           CuckooFilterLayout* layout);
 
-// Parses an options string of one of the forms in the header comment.
+// The layout an options string (any form above) selects, without creating
+// a policy; InvalidArgument with the reason if the string is invalid.
 ROCKSDB_NAMESPACE::Status ParseCuckooFilterPolicyString(
     const std::string& value, CuckooFilterLayout* layout);
-
-// A new policy for a budget of `bits_per_key` bits per key (automatic mode).
-// Out-of-range values are clamped to [kMinBitsPerKey, kMaxBitsPerKey] (NaN
-// selects 10), like NewBloomFilterPolicy never fails. The caller owns the
-// result (usually through BlockBasedTableOptions::filter_policy).
-const ROCKSDB_NAMESPACE::FilterPolicy* NewCuckooFilterPolicy(
-    double bits_per_key);
-
-// A new policy for any mode. On error returns InvalidArgument and leaves
-// *policy unchanged.
-ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicy(
-    const CuckooFilterOptions& options,
-    std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
 
 // Registers the factories for the "cuckoofilter" options strings (all forms
 // above) as `const FilterPolicy` in `library`. Returns the number of

@@ -7,6 +7,7 @@
 
 #include "filter_format.h"
 #include "table_ops.h"
+#include "view_access.h"
 
 namespace cuckoo {
 
@@ -14,8 +15,8 @@ using internal::GetTableOps;
 using internal::kTableLoadSlack;
 using internal::kTrailerSize;
 using internal::MutableTableRef;
-using internal::TableRef;
 using internal::Trailer;
+using internal::ViewAccess;
 
 namespace {
 
@@ -157,21 +158,21 @@ std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,
   config.seed = view.seed();
   std::unique_ptr<CuckooFilter> filter(
       new CuckooFilter(config, view.num_buckets(), view.ops_));
-  std::memcpy(filter->table_.get(), view.table(), filter->TableBytes());
+  std::memcpy(filter->table_.get(), view.table_, filter->TableBytes());
   // The trailer's count must be the table's: Erase decrements it and
   // Serialize writes it back, so a wrong count would underflow or produce
   // bytes that Parse rejects (issue 8 item 2).
   const uint64_t occupied =
-      view.ops_->CountOccupied(view.table(), view.num_buckets()) +
-      (view.victim_fp() != 0 ? 1 : 0);
+      view.ops_->CountOccupied(view.table_, view.num_buckets()) +
+      (view.victim_fp_ != 0 ? 1 : 0);
   if (occupied != view.size()) {
     Fail(error, "item count " + std::to_string(view.size()) + " but " +
                     std::to_string(occupied) + " occupied slots");
     return nullptr;
   }
   filter->num_items_ = view.size();
-  filter->victim_fp_ = view.victim_fp();
-  filter->victim_bucket_ = view.victim_bucket();
+  filter->victim_fp_ = view.victim_fp_;
+  filter->victim_bucket_ = view.victim_bucket_;
   return filter;
 }
 
@@ -192,19 +193,19 @@ MutableTableRef CuckooFilter::MutableRef() {
   return t;
 }
 
-InsertResult CuckooFilter::Insert(uint64_t hash) {
-  return ops_->Insert(MutableRef(), hash);
+InsertResult CuckooFilter::Insert(KeyHash hash) {
+  return ops_->Insert(MutableRef(), hash.value);
 }
 
-bool CuckooFilter::Erase(uint64_t hash) {
-  return ops_->Erase(MutableRef(), hash);
+bool CuckooFilter::Erase(KeyHash hash) {
+  return ops_->Erase(MutableRef(), hash.value);
 }
 
 bool CuckooFilter::ContainsGeneric(uint64_t hash) const {
   return View().ContainsGeneric(hash);
 }
 
-void CuckooFilter::ContainsBatch(const uint64_t* hashes, size_t n,
+void CuckooFilter::ContainsBatch(const KeyHash* hashes, size_t n,
                                  bool* out) const {
   View().ContainsBatch(hashes, n, out);
 }
@@ -286,34 +287,18 @@ bool CuckooFilterView::Parse(const char* data, size_t size,
   return true;
 }
 
-namespace {
-TableRef MakeRef(const uint8_t* table, uint64_t num_buckets, uint32_t seed,
-                 uint32_t victim_fp, uint32_t victim_bucket) {
-  TableRef t;
-  t.table = table;
-  t.num_buckets = static_cast<uint32_t>(num_buckets);
-  t.seed = seed;
-  t.victim_fp = victim_fp;
-  t.victim_bucket = victim_bucket;
-  return t;
-}
-}  // namespace
-
 bool CuckooFilterView::ContainsGeneric(uint64_t hash) const {
   if (ops_ == nullptr) return false;
-  return ops_->Contains(
-      MakeRef(table_, num_buckets_, seed_, victim_fp_, victim_bucket_), hash);
+  return ops_->Contains(ViewAccess::Ref(*this), hash);
 }
 
-void CuckooFilterView::ContainsBatch(const uint64_t* hashes, size_t n,
+void CuckooFilterView::ContainsBatch(const KeyHash* hashes, size_t n,
                                      bool* out) const {
   if (ops_ == nullptr) {
     for (size_t k = 0; k < n; ++k) out[k] = false;
     return;
   }
-  ops_->ContainsBatch(
-      MakeRef(table_, num_buckets_, seed_, victim_fp_, victim_bucket_), hashes,
-      n, out);
+  ops_->ContainsBatch(ViewAccess::Ref(*this), hashes, n, out);
 }
 
 FilterStats CuckooFilterView::stats() const {

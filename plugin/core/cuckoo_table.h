@@ -73,13 +73,13 @@ class CuckooTable {
   // Rolling prefetch: both buckets of key k + kPrefetchDistance are
   // requested before key k is probed, so the memory system always has
   // 2 * kPrefetchDistance bucket loads outstanding, across group borders.
-  static void ContainsBatch(const TableRef& t, const uint64_t* hashes, size_t n,
+  static void ContainsBatch(const TableRef& t, const KeyHash* hashes, size_t n,
                             bool* out) {
     uint32_t fps[kPrefetchDistance], b1[kPrefetchDistance],
         b2[kPrefetchDistance];
     auto prepare = [&](size_t k) {
       const size_t slot = k % kPrefetchDistance;
-      const uint64_t h = hashes[k];
+      const uint64_t h = hashes[k].value;
       fps[slot] = FingerprintOf<S::kFpBits>(h);
       b1[slot] = PrimaryBucket(h, t.num_buckets);
       b2[slot] = AltBucket(b1[slot], fps[slot], t.num_buckets, t.seed);

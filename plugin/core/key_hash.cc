@@ -4,8 +4,8 @@
 
 namespace cuckoo {
 
-uint64_t HashKey(std::string_view key) {
-  return XXH3_64bits(key.data(), key.size());
+KeyHash HashKey(std::string_view key) {
+  return KeyHash(XXH3_64bits(key.data(), key.size()));
 }
 
 }  // namespace cuckoo

@@ -64,7 +64,7 @@ LiveKeyFilter::~LiveKeyFilter() {
 }
 
 uint64_t LiveKeyFilter::Hash(std::string_view key) {
-  return cuckoo::HashKey(key);
+  return cuckoo::HashKey(key).value;
 }
 
 bool LiveKeyFilter::MayContainHash(uint64_t hash) const {

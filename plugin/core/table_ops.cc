@@ -20,7 +20,7 @@ class TableOpsImpl final : public TableOps {
   bool Contains(const TableRef& t, uint64_t hash) const override {
     return CuckooTable<S>::Contains(t, hash);
   }
-  void ContainsBatch(const TableRef& t, const uint64_t* hashes, size_t n,
+  void ContainsBatch(const TableRef& t, const KeyHash* hashes, size_t n,
                      bool* out) const override {
     CuckooTable<S>::ContainsBatch(t, hashes, n, out);
   }

@@ -21,8 +21,8 @@ class TableOps {
   virtual bool semi_sort() const = 0;
   virtual uint64_t TableBytes(uint64_t num_buckets) const = 0;
   virtual bool Contains(const TableRef& t, uint64_t hash) const = 0;
-  virtual void ContainsBatch(const TableRef& t, const uint64_t* hashes,
-                             size_t n, bool* out) const = 0;
+  virtual void ContainsBatch(const TableRef& t, const KeyHash* hashes, size_t n,
+                             bool* out) const = 0;
   virtual InsertResult Insert(const MutableTableRef& t,
                               uint64_t hash) const = 0;
   virtual bool Erase(const MutableTableRef& t, uint64_t hash) const = 0;

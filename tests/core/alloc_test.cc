@@ -1,5 +1,6 @@
 // No heap allocation on the Insert / Contains / ContainsBatch / Erase paths
-// (including eviction walks and the victim slot), nor in View, Parse,
+// (including eviction walks, the victim slot and the key overloads, which
+// hash the key), nor in View, Parse,
 // SerializeTo and stats. This binary replaces the global operator new with a
 // counting one, so it is separate from the other core tests.
 #include <gtest/gtest.h>
@@ -51,7 +52,12 @@ TEST_P(AllocationTest, HotPathsNeverAllocate) {
   ASSERT_NE(filter, nullptr);
   const test::KeyStream keys(900);
   const uint64_t n = m * GetParam().bucket_size + 1;  // more than fits
-  std::vector<uint64_t> hashes(n), absent(1000);
+  std::vector<KeyHash> hashes(n), absent(1000);
+  std::vector<std::string> keys_as_bytes;
+  for (int i = 0; i < 100; ++i) {
+    keys_as_bytes.push_back("a key longer than the small-string buffer " +
+                            std::to_string(i));
+  }
   for (uint64_t i = 0; i < n; ++i) hashes[i] = keys.Key(i);
   for (uint64_t i = 0; i < absent.size(); ++i) absent[i] = keys.Absent(i);
   std::vector<char> serialized(filter->SerializedSize());
@@ -70,18 +76,22 @@ TEST_P(AllocationTest, HotPathsNeverAllocate) {
   filter->ContainsBatch(hashes.data(), stored, out.get());
   filter->ContainsBatch(absent.data(), absent.size(), out.get());
   const CuckooFilterView live = filter->View();
-  for (uint64_t h : absent) sink += live.Contains(h);
+  for (KeyHash h : absent) sink += live.Contains(h);
   sink += filter->stats().num_items;
   filter->SerializeTo(serialized.data());
   CuckooFilterView parsed;
   const bool ok = CuckooFilterView::Parse(serialized.data(), serialized.size(),
                                           &parsed, nullptr);
-  for (uint64_t h : absent) sink += parsed.Contains(h);
+  for (KeyHash h : absent) sink += parsed.Contains(h);
   parsed.ContainsBatch(absent.data(), absent.size(), out.get());
   // Erase everything, which also moves the victim back into the table.
   for (uint64_t i = 0; i < stored; ++i) sink += filter->Erase(hashes[i]);
-  for (uint64_t h : absent) sink += filter->Erase(h);
+  for (KeyHash h : absent) sink += filter->Erase(h);
   filter->Clear();
+  for (const std::string& key : keys_as_bytes) {
+    sink += filter->Insert(key) == InsertResult::kInserted;
+    sink += filter->Contains(key) + parsed.Contains(key) + filter->Erase(key);
+  }
   const uint64_t allocations = g_allocations.load() - before;
 
   EXPECT_EQ(allocations, 0u);

@@ -17,10 +17,12 @@
 #include "cuckoo/cuckoo_filter.h"
 #include "filter_format.h"  // internal::ResealChecksum
 #include "test_util.h"
+#include "view_access.h"
 
 namespace cuckoo {
 namespace {
 
+using internal::ViewAccess;
 using test::KeyStream;
 using test::Size;
 
@@ -49,14 +51,14 @@ class ConfigTest : public ::testing::TestWithParam<FilterConfig> {
   // Inserts keys 0, 1, ... until `limit` items are stored or the first
   // insert that is not kInserted (which is kept: kInsertedFull stores the
   // item). Returns the stored keys; checks the results on the way.
-  std::vector<uint64_t> FillUntil(CuckooFilter* filter, const KeyStream& keys,
-                                  uint64_t limit,
-                                  std::unordered_set<uint64_t>* reference,
-                                  InsertResult* last = nullptr) const {
-    std::vector<uint64_t> stored;
+  std::vector<KeyHash> FillUntil(CuckooFilter* filter, const KeyStream& keys,
+                                 uint64_t limit,
+                                 std::unordered_set<KeyHash>* reference,
+                                 InsertResult* last = nullptr) const {
+    std::vector<KeyHash> stored;
     InsertResult result = InsertResult::kInserted;
     for (uint64_t i = 0; stored.size() < limit; ++i) {
-      const uint64_t key = keys.Key(i);
+      const KeyHash key = keys.Key(i);
       result = filter->Insert(key);
       EXPECT_NE(result, InsertResult::kFull)
           << "kFull before any kInsertedFull, at item " << i;
@@ -73,11 +75,11 @@ class ConfigTest : public ::testing::TestWithParam<FilterConfig> {
   // the reference proves they are absent.
   static uint64_t CountAbsentPositives(const CuckooFilter& filter,
                                        const KeyStream& keys, uint64_t n,
-                                       const std::unordered_set<uint64_t>& ref,
+                                       const std::unordered_set<KeyHash>& ref,
                                        uint64_t from = 0) {
     uint64_t positives = 0;
     for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t key = keys.Absent(from + i);
+      const KeyHash key = keys.Absent(from + i);
       if (ref.count(key) != 0) {
         ADD_FAILURE() << "absent key stream collides with an inserted key";
         continue;
@@ -89,10 +91,10 @@ class ConfigTest : public ::testing::TestWithParam<FilterConfig> {
 
   // Every reference item is found, by Contains and by ContainsBatch.
   static void ExpectAllFound(const CuckooFilter& filter,
-                             const std::vector<uint64_t>& items,
+                             const std::vector<KeyHash>& items,
                              const char* when) {
     uint64_t missing = 0;
-    for (uint64_t key : items) missing += filter.Contains(key) ? 0 : 1;
+    for (KeyHash key : items) missing += filter.Contains(key) ? 0 : 1;
     EXPECT_EQ(missing, 0u) << "false negatives (Contains) " << when;
     std::unique_ptr<bool[]> out(new bool[items.size() + 1]);
     filter.ContainsBatch(items.data(), items.size(), out.get());
@@ -111,8 +113,8 @@ TEST_P(ConfigTest, NoFalseNegativesUpToLoadLimit) {
   ASSERT_EQ(filter->num_buckets(), kBuckets);
   const KeyStream keys(1);
   const uint64_t capacity = kBuckets * b();
-  std::unordered_set<uint64_t> reference;
-  std::vector<uint64_t> stored;
+  std::unordered_set<KeyHash> reference;
+  std::vector<KeyHash> stored;
   InsertResult result = InsertResult::kInserted;
   for (int quarter = 1; quarter <= 4 && result == InsertResult::kInserted;
        ++quarter) {
@@ -120,7 +122,7 @@ TEST_P(ConfigTest, NoFalseNegativesUpToLoadLimit) {
     const uint64_t target =
         quarter <= 3 ? capacity * quarter / 4 : capacity + 1;
     for (uint64_t i = stored.size(); stored.size() < target; ++i) {
-      const uint64_t key = keys.Key(i);
+      const KeyHash key = keys.Key(i);
       result = filter->Insert(key);
       ASSERT_NE(result, InsertResult::kFull) << "at item " << i;
       stored.push_back(key);
@@ -157,7 +159,7 @@ TEST_P(ConfigTest, ContainsBatchMatchesContains) {
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(2);
   FillUntil(filter.get(), keys, kSmallBuckets * b() * 8 / 10, nullptr);
-  std::vector<uint64_t> probes;
+  std::vector<KeyHash> probes;
   for (uint64_t i = 0; i < 3000; ++i) {
     probes.push_back(i % 2 ? keys.Key(i / 2) : keys.Absent(i));
   }
@@ -182,12 +184,12 @@ TEST_P(ConfigTest, EraseHalfKeepsTheOtherHalf) {
   // Well below the load limit (lower for b = 1), stopping early if the
   // configuration's limit is lower still (small f).
   const uint64_t target = kBuckets * b() * (b() == 1 ? 40 : 85) / 100;
-  std::unordered_set<uint64_t> reference;
-  const std::vector<uint64_t> stored =
+  std::unordered_set<KeyHash> reference;
+  const std::vector<KeyHash> stored =
       FillUntil(filter.get(), keys, target, &reference);
   ASSERT_GT(stored.size(), 0u);
 
-  std::vector<uint64_t> kept, erased;
+  std::vector<KeyHash> kept, erased;
   for (size_t k = 0; k < stored.size(); ++k) {
     if (k % 2 == 0) {
       ASSERT_TRUE(filter->Erase(stored[k])) << "erase of stored item " << k;
@@ -211,17 +213,17 @@ TEST_P(ConfigTest, EraseHalfKeepsTheOtherHalf) {
                                         stats.expected_fpr, 0.15, 5, &why))
       << "fresh absent items: " << why;
   uint64_t erased_positives = 0;
-  for (uint64_t key : erased) erased_positives += filter->Contains(key) ? 1 : 0;
+  for (KeyHash key : erased) erased_positives += filter->Contains(key) ? 1 : 0;
   EXPECT_TRUE(test::WithinBinomialBound(erased_positives, erased.size(),
                                         stats.expected_fpr, 0.15, 5, &why))
       << "erased items: " << why;
 
-  for (uint64_t key : kept) ASSERT_TRUE(filter->Erase(key));
+  for (KeyHash key : kept) ASSERT_TRUE(filter->Erase(key));
   EXPECT_EQ(filter->size(), 0u);
   EXPECT_TRUE(
       test::SameBytes(filter->Serialize(), NewFilter(kBuckets)->Serialize()))
       << "erasing every item must leave an all-empty table";
-  for (uint64_t key : stored) ASSERT_FALSE(filter->Contains(key));
+  for (KeyHash key : stored) ASSERT_FALSE(filter->Contains(key));
 }
 
 // The same item can be stored 2b times (both buckets full of its copies);
@@ -230,7 +232,7 @@ TEST_P(ConfigTest, EraseHalfKeepsTheOtherHalf) {
 TEST_P(ConfigTest, DuplicatesUpTo2bThenEraseOneAtATime) {
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(4);
-  const uint64_t key = keys.Key(0);
+  const KeyHash key = keys.Key(0);
   const int copies = 2 * b();
   for (int c = 0; c < copies; ++c) {
     ASSERT_EQ(filter->Insert(key), InsertResult::kInserted) << "copy " << c;
@@ -262,12 +264,12 @@ TEST_P(ConfigTest, DuplicatesUpTo2bThenEraseOneAtATime) {
 TEST_P(ConfigTest, EraseOfAbsentItemReturnsFalse) {
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(5);
-  std::unordered_set<uint64_t> reference;
+  std::unordered_set<KeyHash> reference;
   FillUntil(filter.get(), keys, kSmallBuckets * b() / 2, &reference);
   const std::string before = filter->Serialize();
   uint64_t tried = 0;
   for (uint64_t i = 0; i < 5000; ++i) {
-    const uint64_t key = keys.Absent(i);
+    const KeyHash key = keys.Absent(i);
     ASSERT_EQ(reference.count(key), 0u);
     if (filter->Contains(key)) continue;  // a false positive: may match
     ++tried;
@@ -283,10 +285,10 @@ TEST_P(ConfigTest, EraseOfFalsePositiveRemovesAnotherItem) {
   if (f() > 8) return;  // false positives too rare to find quickly
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(6);
-  std::unordered_set<uint64_t> reference;
-  const std::vector<uint64_t> stored =
+  std::unordered_set<KeyHash> reference;
+  const std::vector<KeyHash> stored =
       FillUntil(filter.get(), keys, kSmallBuckets * b() / 2, &reference);
-  uint64_t impostor = 0;
+  KeyHash impostor;
   bool found = false;
   for (uint64_t i = 0; i < 1000000 && !found; ++i) {
     impostor = keys.Absent(i);
@@ -304,9 +306,9 @@ TEST_P(ConfigTest, EraseOfFalsePositiveRemovesAnotherItem) {
 TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(7);
-  std::unordered_set<uint64_t> reference;
+  std::unordered_set<KeyHash> reference;
   InsertResult last;
-  std::vector<uint64_t> stored =
+  std::vector<KeyHash> stored =
       FillUntil(filter.get(), keys, kSmallBuckets * b() + 1, &reference, &last);
   ASSERT_EQ(last, InsertResult::kInsertedFull);
   ASSERT_TRUE(filter->full());
@@ -329,9 +331,9 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
     ASSERT_TRUE(
         CuckooFilterView::Parse(before.data(), before.size(), &view, &error))
         << error;
-    EXPECT_NE(view.victim_fp(), 0u);
+    EXPECT_NE(ViewAccess::Ref(view).victim_fp, 0u);
     EXPECT_TRUE(view.stats().has_victim);
-    for (uint64_t key : stored) ASSERT_TRUE(view.Contains(key));
+    for (KeyHash key : stored) ASSERT_TRUE(view.Contains(key));
     auto copy = CuckooFilter::Deserialize(before.data(), before.size(), &error);
     ASSERT_NE(copy, nullptr) << error;
     EXPECT_TRUE(copy->full());
@@ -352,7 +354,7 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
   }
   std::printf("[ victim   ] %-9s re-admits after %zu erase(s)\n",
               test::ConfigName(GetParam()).c_str(), erases);
-  std::vector<uint64_t> remaining(stored.begin() + erases, stored.end());
+  std::vector<KeyHash> remaining(stored.begin() + erases, stored.end());
   ExpectAllFound(*filter, remaining, "after the erases");
   // With the victim moved back into the table, the filter still serializes
   // to bytes its own parser accepts (empty victim slot: fp 0, bucket 0).
@@ -363,9 +365,9 @@ TEST_P(ConfigTest, VictimSlotKeepsEverythingAndRejectsFurtherInserts) {
     EXPECT_TRUE(
         CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
         << "after the victim was re-placed: " << error;
-    EXPECT_EQ(filter->View().victim_bucket(), 0u);
+    EXPECT_EQ(ViewAccess::Ref(filter->View()).victim_bucket, 0u);
   }
-  const uint64_t extra = keys.Key(1u << 30);
+  const KeyHash extra = keys.Key(1u << 30);
   const InsertResult again = filter->Insert(extra);
   EXPECT_NE(again, InsertResult::kFull);
   EXPECT_TRUE(filter->Contains(extra));
@@ -386,7 +388,7 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
       auto filter = CuckooFilter::CreateWithBuckets(config, 130);
       ASSERT_NE(filter, nullptr);
       const KeyStream keys(12 + seed);
-      std::vector<uint64_t> stored;
+      std::vector<KeyHash> stored;
       InsertResult r = InsertResult::kInserted;
       while (r == InsertResult::kInserted) {
         ASSERT_LE(stored.size(), 130u * b());
@@ -396,7 +398,7 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
       ASSERT_EQ(r, InsertResult::kInsertedFull);
       ASSERT_TRUE(filter->full())
           << "kInsertedFull but the victim slot is empty";
-      ASSERT_NE(filter->View().victim_fp(), 0u);
+      ASSERT_NE(ViewAccess::Ref(filter->View()).victim_fp, 0u);
       ASSERT_EQ(filter->size(), stored.size());
       ExpectAllFound(*filter, stored, "after the first failure");
       ASSERT_EQ(filter->Insert(keys.Absent(0)), InsertResult::kFull);
@@ -411,10 +413,11 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
       // two buckets full and stay in the slot.)
       for (size_t k = 0; k < stored.size(); k += 2) {
         ASSERT_TRUE(filter->Erase(stored[k])) << k;
-        ASSERT_EQ(filter->full(), filter->View().victim_fp() != 0);
+        ASSERT_EQ(filter->full(),
+                  ViewAccess::Ref(filter->View()).victim_fp != 0);
       }
       EXPECT_EQ(filter->size(), stored.size() / 2);
-      std::vector<uint64_t> kept;
+      std::vector<KeyHash> kept;
       for (size_t k = 1; k < stored.size(); k += 2) kept.push_back(stored[k]);
       ExpectAllFound(*filter, kept, "after erasing half");
       bytes = filter->Serialize();
@@ -432,7 +435,7 @@ TEST_P(ConfigTest, ShortWalksKeepVictimSemantics) {
 TEST_P(ConfigTest, SerializationRoundTrip) {
   auto filter = NewFilter(kSmallBuckets, /*seed=*/0x1234567);
   const KeyStream keys(8);
-  const std::vector<uint64_t> stored =
+  const std::vector<KeyHash> stored =
       FillUntil(filter.get(), keys, kSmallBuckets * b() * 6 / 10, nullptr);
   const std::string bytes = filter->Serialize();
   ASSERT_EQ(bytes.size(), filter->SerializedSize());
@@ -466,7 +469,7 @@ TEST_P(ConfigTest, SerializationRoundTrip) {
   EXPECT_TRUE(test::SameBytes(copy->Serialize(), bytes));
   EXPECT_EQ(copy->config().seed, 0x1234567u);
 
-  std::vector<uint64_t> probes(stored);
+  std::vector<KeyHash> probes(stored);
   for (uint64_t i = 0; i < 20000; ++i) probes.push_back(keys.Absent(i));
   std::unique_ptr<bool[]> batch(new bool[probes.size()]);
   view.ContainsBatch(probes.data(), probes.size(), batch.get());
@@ -571,10 +574,10 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
       ASSERT_TRUE(internal::ResealChecksum(buf.get(), n));
       ASSERT_TRUE(CuckooFilterView::Parse(buf.get(), n, &view, &error))
           << error;
-      uint64_t probes[64];
+      KeyHash probes[64];
       bool out[64];
       uint64_t sink = 0;
-      for (uint64_t& p : probes) p = rng();
+      for (KeyHash& p : probes) p = KeyHash(rng());
       view.ContainsBatch(probes, 64, out);
       for (int k = 0; k < 64; ++k) {
         ASSERT_EQ(out[k], view.Contains(probes[k]));
@@ -589,7 +592,7 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
       }
       for (int k = 0; k < 64; ++k) {
         copy->Insert(probes[k]);
-        copy->Erase(rng());
+        copy->Erase(KeyHash(rng()));
         sink += copy->Contains(probes[k]);
       }
       (void)copy->stats();
@@ -735,7 +738,7 @@ TEST(ConfigValidation, DefaultLoadsAndSizingFormula) {
 
 // A key's hash is XXH3-64 with seed 0 (adapters rely on it).
 TEST(HashKeyTest, IsXxh3OfTheBytes) {
-  EXPECT_EQ(HashKey(""), 0x2D06800538D394C2ULL);  // XXH3_64bits of ""
+  EXPECT_EQ(HashKey("").value, 0x2D06800538D394C2ULL);  // XXH3_64bits of ""
   EXPECT_NE(HashKey("apple"), HashKey("apples"));
   EXPECT_EQ(HashKey(std::string("a\0b", 3)), HashKey(std::string("a\0b", 3)));
   EXPECT_NE(HashKey(std::string("a\0b", 3)), HashKey("a"));

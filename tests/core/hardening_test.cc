@@ -35,8 +35,8 @@ std::string Reencode(const std::string& bytes, Edit edit) {
   return out;
 }
 
-std::vector<uint64_t> Hashes(size_t n, const char* tag = "k") {
-  std::vector<uint64_t> h;
+std::vector<KeyHash> Hashes(size_t n, const char* tag = "k") {
+  std::vector<KeyHash> h;
   for (size_t i = 0; i < n; ++i) h.push_back(HashKey(tag + std::to_string(i)));
   return h;
 }
@@ -46,7 +46,7 @@ std::vector<uint64_t> Hashes(size_t n, const char* tag = "k") {
 TEST(CountMismatch, DeserializeRejectsAWrongItemCount) {
   auto filter = CuckooFilter::Create(test::MakeConfig(12, 4), 100);
   ASSERT_NE(filter, nullptr);
-  const uint64_t h = HashKey("only");
+  const KeyHash h = HashKey("only");
   ASSERT_EQ(filter->Insert(h), InsertResult::kInserted);
   const std::string good = filter->Serialize();
   std::string error;
@@ -79,12 +79,12 @@ TEST(CountMismatch, DeserializedCopyRoundTripsAfterErase) {
     auto filter = CuckooFilter::Create(config, 50);
     ASSERT_NE(filter, nullptr);
     const auto hashes = Hashes(40);
-    for (uint64_t h : hashes) filter->Insert(h);
+    for (KeyHash h : hashes) filter->Insert(h);
     const std::string bytes = filter->Serialize();
     std::string error;
     auto copy = CuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
     ASSERT_NE(copy, nullptr) << error;
-    for (uint64_t h : hashes) {
+    for (KeyHash h : hashes) {
       if (copy->Contains(h)) copy->Erase(h);
     }
     EXPECT_EQ(copy->size(), 0u) << test::ConfigName(config);
@@ -105,9 +105,9 @@ void ExpectLeavesFullState(const FilterConfig& config,
                            uint64_t expected_items) {
   auto filter = CuckooFilter::Create(config, expected_items);
   ASSERT_NE(filter, nullptr);
-  std::vector<uint64_t> stored;
+  std::vector<KeyHash> stored;
   for (uint64_t i = 0; !filter->full(); ++i) {
-    const uint64_t h = HashKey("fill" + std::to_string(i));
+    const KeyHash h = HashKey("fill" + std::to_string(i));
     ASSERT_NE(filter->Insert(h), InsertResult::kFull);
     stored.push_back(h);
     ASSERT_LT(i, 4 * filter->stats().capacity) << "never went full";
@@ -148,9 +148,9 @@ TEST(FullAfterErase, ClosedComponentStaysFullUntilOneOfItsItemsIsErased) {
   for (int b : {1, 2, 4, 8}) {
     auto filter = CuckooFilter::Create(test::MakeConfig(12, b), 1000);
     const auto others = Hashes(300, "other");
-    for (uint64_t h : others)
+    for (KeyHash h : others)
       ASSERT_EQ(filter->Insert(h), InsertResult::kInserted);
-    const uint64_t dup = HashKey("duplicate");
+    const KeyHash dup = HashKey("duplicate");
     InsertResult last = InsertResult::kInserted;
     int copies = 0;
     while (last == InsertResult::kInserted) {
@@ -159,7 +159,7 @@ TEST(FullAfterErase, ClosedComponentStaysFullUntilOneOfItsItemsIsErased) {
     }
     ASSERT_EQ(last, InsertResult::kInsertedFull) << "b=" << b;
     ASSERT_GE(copies, 2 * b + 1);
-    for (uint64_t h : others) {
+    for (KeyHash h : others) {
       if (filter->Contains(h) && h != dup) filter->Erase(h);
     }
     EXPECT_TRUE(filter->full()) << "b=" << b << ": the victim has no room";
@@ -174,7 +174,7 @@ TEST(FullAfterErase, ClosedComponentStaysFullUntilOneOfItsItemsIsErased) {
 TEST(BlockChecksum, AnyFlippedTableBitIsRejected) {
   for (const FilterConfig& config : test::AllConfigs()) {
     auto filter = CuckooFilter::Create(config, 64);
-    for (uint64_t h : Hashes(60)) filter->Insert(h);
+    for (KeyHash h : Hashes(60)) filter->Insert(h);
     const std::string good = filter->Serialize();
     ASSERT_EQ(static_cast<uint8_t>(good.back()), internal::kFormatVersion);
     const size_t table = good.size() - kTrailerSize;
@@ -196,7 +196,7 @@ TEST(BlockChecksum, AnyFlippedTableBitIsRejected) {
 TEST(BlockChecksum, VersionOneBlocksAreStillRead) {
   auto filter = CuckooFilter::Create(test::MakeConfig(12, 4), 1000);
   const auto hashes = Hashes(900);
-  for (uint64_t h : hashes) filter->Insert(h);
+  for (KeyHash h : hashes) filter->Insert(h);
   const std::string v1 = Reencode(filter->Serialize(), [](Trailer* t) {
     t->format_version = internal::kFormatVersionTrailerChecksum;
   });
@@ -205,7 +205,7 @@ TEST(BlockChecksum, VersionOneBlocksAreStillRead) {
   std::string error;
   ASSERT_TRUE(CuckooFilterView::Parse(v1.data(), v1.size(), &view, &error))
       << error;
-  for (uint64_t h : hashes) ASSERT_TRUE(view.Contains(h));
+  for (KeyHash h : hashes) ASSERT_TRUE(view.Contains(h));
   auto copy = CuckooFilter::Deserialize(v1.data(), v1.size(), &error);
   ASSERT_NE(copy, nullptr) << error;
   // Re-serialized, a version 1 block becomes version 2.

@@ -18,6 +18,7 @@
 #include "table_ops.h"
 #include "table_settings.h"
 #include "test_util.h"
+#include "view_access.h"
 
 namespace cuckoo {
 namespace internal {
@@ -268,7 +269,8 @@ TEST(Hashing, FingerprintIsNeverZeroAndCoversTheRange) {
   // f = 4: all 15 values appear about equally often.
   std::vector<uint64_t> counts(16, 0);
   test::KeyStream keys(802);
-  for (uint64_t i = 0; i < 150000; ++i) ++counts[FingerprintOf<4>(keys.Key(i))];
+  for (uint64_t i = 0; i < 150000; ++i)
+    ++counts[FingerprintOf<4>(keys.Key(i).value)];
   EXPECT_EQ(counts[0], 0u);
   for (int fp = 1; fp < 16; ++fp)
     EXPECT_NEAR(double(counts[fp]), 10000, 500) << fp;
@@ -348,7 +350,7 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
     auto filter = CuckooFilter::CreateWithBuckets(config, 1002);
     ASSERT_NE(filter, nullptr);
     test::KeyStream keys(config.fingerprint_bits * 16 + config.bucket_size);
-    std::vector<uint64_t> stored;
+    std::vector<KeyHash> stored;
     while (!filter->full() && stored.size() < 100000) {
       stored.push_back(keys.Key(stored.size()));
       filter->Insert(stored.back());
@@ -360,20 +362,15 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
     ASSERT_TRUE(
         CuckooFilterView::Parse(bytes.data(), bytes.size(), &view, &error))
         << error;
-    TableRef ref;
-    ref.table = view.table();
-    ref.num_buckets = static_cast<uint32_t>(view.num_buckets());
-    ref.seed = view.seed();
-    ref.victim_fp = view.victim_fp();
-    ref.victim_bucket = view.victim_bucket();
-    for (uint64_t h : stored) {
+    const TableRef ref = ViewAccess::Ref(view);
+    for (KeyHash h : stored) {
       ASSERT_TRUE(filter->Contains(h));
       ASSERT_TRUE(view.Contains(h));
     }
     uint64_t positives = 0;
     for (uint64_t q = 0; q < (1u << 16); ++q) {
-      const uint64_t h = keys.Key((uint64_t{1} << 40) + q);
-      const bool expected = ops->Contains(ref, h);
+      const KeyHash h = keys.Key((uint64_t{1} << 40) + q);
+      const bool expected = ops->Contains(ref, h.value);
       ASSERT_EQ(filter->Contains(h), expected) << "query " << q;
       ASSERT_EQ(view.Contains(h), expected) << "query " << q;
       positives += expected;
@@ -400,21 +397,21 @@ TEST(VictimSlot, HoldsAStoredItemAndErasingItReadmits) {
     auto filter =
         CuckooFilter::CreateWithBuckets(test::MakeConfig(16, b), 1002);
     test::KeyStream keys(804);
-    std::vector<uint64_t> stored;
+    std::vector<KeyHash> stored;
     InsertResult r = InsertResult::kInserted;
     while (r == InsertResult::kInserted) {
       stored.push_back(keys.Key(stored.size()));
       r = filter->Insert(stored.back());
     }
     ASSERT_EQ(r, InsertResult::kInsertedFull);
-    const CuckooFilterView view = filter->View();
-    const uint32_t vfp = view.victim_fp();
-    const uint32_t vbucket = view.victim_bucket();
+    const TableRef ref = ViewAccess::Ref(filter->View());
+    const uint32_t vfp = ref.victim_fp;
+    const uint32_t vbucket = ref.victim_bucket;
     ASSERT_NE(vfp, 0u);
-    std::vector<uint64_t> owners;
-    for (uint64_t h : stored) {
-      const uint32_t fp = FingerprintOf<16>(h);
-      const uint32_t i1 = PrimaryBucket(h, 1002);
+    std::vector<KeyHash> owners;
+    for (KeyHash h : stored) {
+      const uint32_t fp = FingerprintOf<16>(h.value);
+      const uint32_t i1 = PrimaryBucket(h.value, 1002);
       if (fp == vfp &&
           (i1 == vbucket || AltBucket(i1, fp, 1002, 0) == vbucket)) {
         owners.push_back(h);
@@ -425,7 +422,7 @@ TEST(VictimSlot, HoldsAStoredItemAndErasingItReadmits) {
     ASSERT_TRUE(filter->Erase(owners[0]));
     EXPECT_FALSE(filter->full());
     EXPECT_EQ(filter->size(), stored.size() - 1);
-    for (uint64_t h : stored) {
+    for (KeyHash h : stored) {
       if (h != owners[0]) {
         ASSERT_TRUE(filter->Contains(h));
       }

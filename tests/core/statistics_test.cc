@@ -69,12 +69,12 @@ TEST_P(LoadFactorTest, ReachedBeforeFirstFailure) {
   // 1000003 -> 1000004 buckets: exact sizing, not a power of two.
   EXPECT_EQ((m & (m - 1)) == 0, (c.buckets & (c.buckets - 1)) == 0);
   const KeyStream keys(100 + c.b);
-  std::vector<uint64_t> stored;
+  std::vector<KeyHash> stored;
   stored.reserve(m * c.b);
   InsertResult result = InsertResult::kInserted;
   while (result == InsertResult::kInserted) {
     ASSERT_LE(stored.size(), m * c.b) << "more items than slots";
-    const uint64_t key = keys.Key(stored.size());
+    const KeyHash key = keys.Key(stored.size());
     result = filter->Insert(key);
     ASSERT_NE(result, InsertResult::kFull);
     stored.push_back(key);
@@ -123,7 +123,7 @@ class FprTest : public ::testing::TestWithParam<FprCase> {
     const double paper = test::PaperFpr(f, 4, s.load_factor);
     const uint64_t n = Probes(s.expected_fpr);
     uint64_t positives = 0;
-    std::vector<uint64_t> batch(1024);
+    std::vector<KeyHash> batch(1024);
     std::unique_ptr<bool[]> out(new bool[batch.size()]);
     for (uint64_t done = 0; done < n; done += batch.size()) {
       const size_t len = std::min<uint64_t>(batch.size(), n - done);
@@ -164,7 +164,7 @@ TEST_P(FprTest, MeasuredWithin15PercentThenAfterEraseHalf) {
       CuckooFilter::Create(test::MakeConfig(c.f, 4, c.semi_sort), n, &error);
   ASSERT_NE(filter, nullptr) << error;
   const KeyStream keys(200 + c.f);
-  std::vector<uint64_t> stored;
+  std::vector<KeyHash> stored;
   stored.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     const InsertResult r = filter->Insert(keys.Key(i));
@@ -218,7 +218,7 @@ TEST_P(SemiSortEquivalenceTest, AnswersExactlyLikePlain) {
   ASSERT_NE(semi, nullptr);
   EXPECT_LT(semi->stats().table_bytes, plain->stats().table_bytes);
   const KeyStream keys(300 + f);
-  std::vector<uint64_t> stored;
+  std::vector<KeyHash> stored;
   // Both hold the same items: insert in lockstep up to 90% or until either
   // walk fails (that item is still stored in both, possibly as the victim).
   for (uint64_t i = 0; i < m * 4 * 9 / 10; ++i) {
@@ -233,7 +233,7 @@ TEST_P(SemiSortEquivalenceTest, AnswersExactlyLikePlain) {
 
   const uint64_t absent = Size(1000000, 100000);
   auto compare = [&](const char* phase) {
-    std::vector<uint64_t> probes(stored);
+    std::vector<KeyHash> probes(stored);
     for (uint64_t i = 0; i < absent; ++i) probes.push_back(keys.Absent(i));
     std::unique_ptr<bool[]> pa(new bool[probes.size()]);
     std::unique_ptr<bool[]> sa(new bool[probes.size()]);

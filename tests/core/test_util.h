@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ inline void PrintTo(const FilterConfig& c, std::ostream* os) {
   *os << "f=" << c.fingerprint_bits << " b=" << c.bucket_size
       << " semi_sort=" << c.semi_sort << " seed=" << c.seed
       << " max_kicks=" << c.max_kicks;
+}
+
+// gtest prints a KeyHash as its value in hex.
+inline void PrintTo(KeyHash h, std::ostream* os) {
+  *os << "KeyHash(0x" << std::hex << h.value << std::dec << ")";
 }
 
 namespace test {
@@ -82,7 +88,7 @@ inline std::string ConfigName(const FilterConfig& c) {
 
 using internal::Mix64;  // plugin/core/bit_util.h
 
-// A deterministic stream of pseudo-random 64-bit item hashes. Key(i) is a
+// A deterministic stream of pseudo-random item hashes. Key(i) is a
 // bijection of i, so distinct indexes give distinct keys: the items a test
 // inserts use indexes [0, n) and its absent probes use indexes from
 // kAbsentBase on, which can never collide with an inserted item.
@@ -92,10 +98,10 @@ class KeyStream {
 
   explicit KeyStream(uint64_t seed) : base_(Mix64(seed ^ 0x5eedULL)) {}
 
-  uint64_t Key(uint64_t i) const {
-    return Mix64(base_ + i * 0x9e3779b97f4a7c15ULL);
+  KeyHash Key(uint64_t i) const {
+    return KeyHash(Mix64(base_ + i * 0x9e3779b97f4a7c15ULL));
   }
-  uint64_t Absent(uint64_t i) const { return Key(kAbsentBase + i); }
+  KeyHash Absent(uint64_t i) const { return Key(kAbsentBase + i); }
 
  private:
   uint64_t base_;
@@ -145,5 +151,13 @@ inline double PaperFpr(int f, int b, double load) {
 
 }  // namespace test
 }  // namespace cuckoo
+
+// Test-only: KeyHash in unordered containers (the reference sets).
+template <>
+struct std::hash<cuckoo::KeyHash> {
+  size_t operator()(cuckoo::KeyHash h) const {
+    return std::hash<uint64_t>()(h.value);
+  }
+};
 
 #endif  // CUCKOO_TESTS_CORE_TEST_UTIL_H_

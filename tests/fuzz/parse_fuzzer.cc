@@ -42,7 +42,7 @@ void FuzzOne(const char* bytes, size_t size) {
     Check(copy == nullptr, "Deserialize accepted what Parse rejected");
     return;
   }
-  uint64_t hashes[16];
+  cuckoo::KeyHash hashes[16];
   bool found[16];
   for (int k = 0; k < 16; ++k)
     hashes[k] = cuckoo::HashKey(std::string(1, char(k)));

@@ -113,7 +113,7 @@ TEST(KeyHashTest, InlineHashIsCuckooHashKey) {
     const size_t offset = rng() % 7;
     const size_t n = std::min(len, data.size() - offset);
     EXPECT_EQ(internal::HashKeyInline(data.data() + offset, n),
-              cuckoo::HashKey(std::string_view(data.data() + offset, n)))
+              cuckoo::HashKey(std::string_view(data.data() + offset, n)).value)
         << len;
   }
 }

@@ -1,5 +1,5 @@
-// Options strings, layout resolution, registration and sizing rules of the
-// cuckoo FilterPolicy.
+// Options strings, named factories, layouts, registration and sizing rules
+// of the cuckoo FilterPolicy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,6 +32,14 @@ class PolicyConfigTest : public ::testing::Test {
     ConfigOptions options;  // defaults: ignore_unsupported_options = true
     return FilterPolicy::CreateFromString(options, value, policy);
   }
+
+  // The layout of NewCuckooFilterPolicy(bits).
+  static CuckooFilterLayout AutoLayout(double bits) {
+    std::unique_ptr<const FilterPolicy> policy(NewCuckooFilterPolicy(bits));
+    CuckooFilterLayout layout;
+    EXPECT_TRUE(GetCuckooFilterLayout(policy.get(), &layout)) << bits;
+    return layout;
+  }
 };
 
 TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
@@ -50,10 +58,7 @@ TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
                         {24, 22, false}, {33.6, 31, false}, {33.7, 32, false},
                         {64, 32, false}};
   for (const Case& c : cases) {
-    CuckooFilterOptions o;
-    o.bits_per_key = c.bits;
-    CuckooFilterLayout layout;
-    ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok()) << c.bits;
+    const CuckooFilterLayout layout = AutoLayout(c.bits);
     EXPECT_EQ(layout.fingerprint_bits, c.f) << c.bits;
     EXPECT_EQ(layout.semi_sort, c.semi) << c.bits;
     EXPECT_EQ(layout.bucket_size, 4);
@@ -157,11 +162,8 @@ TEST_F(PolicyConfigTest, TargetFprForm) {
     // Not wasteful: 5% fewer bits would miss the target (unless at the
     // minimum budget).
     if (layout.bits_per_key > kMinBitsPerKey) {
-      CuckooFilterOptions smaller;
-      smaller.bits_per_key =
-          std::max(kMinBitsPerKey, layout.bits_per_key * 0.95);
-      CuckooFilterLayout s;
-      ASSERT_TRUE(ResolveCuckooFilterLayout(smaller, &s).ok());
+      const CuckooFilterLayout s =
+          AutoLayout(std::max(kMinBitsPerKey, layout.bits_per_key * 0.95));
       EXPECT_GT(s.expected_fpr, rate) << value;
     }
     // Its canonical name is the automatic form.
@@ -250,43 +252,122 @@ TEST_F(PolicyConfigTest, TableOptionsStringCreatesThePolicy) {
   EXPECT_TRUE(IsCuckooFilterPolicy(table_options.filter_policy.get()));
 }
 
-TEST_F(PolicyConfigTest, OptionsStructModes) {
-  CuckooFilterLayout layout;
-  CuckooFilterOptions o;
-  o.fingerprint_bits = 12;
-  o.bucket_size = 4;
-  o.semi_sort = true;
-  o.bits_per_key = 0;  // maximum load
-  ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok());
-  EXPECT_EQ(layout.name, "cuckoofilter:11.579:12:4:1");
-  EXPECT_NEAR(layout.load_factor, 0.95, 1e-3);
+// Each named factory makes the policy of its options-string form: same
+// Name(), same layout (issue 8 item 6: named factories instead of an options
+// struct with zero sentinels).
+// Arguments of NewCuckooFilterPolicyWithLayout, and the expected name or
+// error message.
+struct LayoutCase {
+  double bits;
+  int f;
+  int b;
+  bool semi;
+  const char* text;
+};
 
-  o.bits_per_key = 14;
-  ASSERT_TRUE(ResolveCuckooFilterLayout(o, &layout).ok());
-  EXPECT_EQ(layout.name, "cuckoofilter:14:12:4:1");
-  EXPECT_NEAR(layout.load_factor, 11.0 / 14, 1e-9);
+TEST_F(PolicyConfigTest, NamedFactoriesMatchTheirOptionsStrings) {
+  const LayoutCase layouts[] = {
+      {14, 12, 4, true, "cuckoofilter:14:12:4:1"},
+      {11.579, 12, 4, true, "cuckoofilter:11.579:12:4:1"},  // load 0.95
+      {10, 8, 2, false, "cuckoofilter:10:8:2:0"},
+      {12, 8, 8, false, "cuckoofilter:12:8:8:0"},
+      {20, 8, 1, false, "cuckoofilter:20:8:1:0"},
+      {20, 17, 4, false, "cuckoofilter:20:17:4:0"},
+      {40, 32, 4, false, "cuckoofilter:40:32:4:0"},
+      {12.5004, 12, 4, true, "cuckoofilter:12.5:12:4:1"},  // 0.001 precision
+  };
+  for (const LayoutCase& c : layouts) {
+    std::shared_ptr<const FilterPolicy> policy;
+    ASSERT_TRUE(
+        NewCuckooFilterPolicyWithLayout(c.bits, c.f, c.b, c.semi, &policy).ok())
+        << c.text;
+    ASSERT_NE(policy, nullptr);
+    EXPECT_STREQ(policy->Name(), c.text);
+    EXPECT_TRUE(IsCuckooFilterPolicy(policy.get()));
+    CuckooFilterLayout layout, parsed;
+    ASSERT_TRUE(GetCuckooFilterLayout(policy.get(), &layout));
+    EXPECT_EQ(layout.fingerprint_bits, c.f);
+    EXPECT_EQ(layout.bucket_size, c.b);
+    EXPECT_EQ(layout.semi_sort, c.semi);
+    EXPECT_EQ(layout.name, c.text);
+    const double per_entry = c.semi ? c.f - 1 : c.f;
+    EXPECT_NEAR(layout.load_factor, per_entry / layout.bits_per_key, 1e-9);
+    ASSERT_TRUE(ParseCuckooFilterPolicyString(c.text, &parsed).ok());
+    EXPECT_EQ(parsed.name, layout.name);
+    EXPECT_EQ(parsed.expected_fpr, layout.expected_fpr);
+  }
 
-  o.bits_per_key = 11;  // too small for f = 12 semi-sorted
-  EXPECT_FALSE(ResolveCuckooFilterLayout(o, &layout).ok());
-
-  CuckooFilterOptions both;
-  both.fingerprint_bits = 12;
-  both.target_fpr = 0.01;
-  EXPECT_FALSE(ResolveCuckooFilterLayout(both, &layout).ok());
-
-  CuckooFilterOptions bad_b;
-  bad_b.fingerprint_bits = 12;
-  bad_b.bucket_size = 3;
+  const std::pair<double, const char*> rates[] = {
+      {0.05, "0.05"},   {0.01, "0.01"},    {0.005, "0.005"},
+      {0.001, "0.001"}, {1e-5, "0.00001"}, {1e-8, "0.00000001"}};
+  for (const auto& [rate, text] : rates) {
+    std::shared_ptr<const FilterPolicy> policy, by_string;
+    ASSERT_TRUE(NewCuckooFilterPolicyForFpr(rate, &policy).ok()) << rate;
+    ASSERT_NE(policy, nullptr);
+    ASSERT_TRUE(
+        Create(std::string("cuckoofilter:fpr:") + text, &by_string).ok())
+        << text;
+    EXPECT_STREQ(policy->Name(), by_string->Name()) << rate;
+    CuckooFilterLayout layout;
+    ASSERT_TRUE(GetCuckooFilterLayout(policy.get(), &layout));
+    EXPECT_LE(layout.expected_fpr, rate);
+    EXPECT_EQ(layout.bucket_size, 4);
+    // The automatic form: its name has no layout and parses back to it.
+    std::unique_ptr<const FilterPolicy> same(
+        NewCuckooFilterPolicy(layout.bits_per_key));
+    EXPECT_STREQ(same->Name(), policy->Name());
+  }
   std::shared_ptr<const FilterPolicy> policy;
-  EXPECT_FALSE(NewCuckooFilterPolicy(bad_b, &policy).ok());
-  EXPECT_EQ(policy, nullptr);
+  ASSERT_TRUE(NewCuckooFilterPolicyForFpr(0.001, &policy).ok());
+  EXPECT_STREQ(policy->Name(), "cuckoofilter:12.632");  // header's example
 
-  CuckooFilterOptions rate;
-  rate.target_fpr = 0.005;
-  ASSERT_TRUE(NewCuckooFilterPolicy(rate, &policy).ok());
-  ASSERT_NE(policy, nullptr);
-  ASSERT_TRUE(ResolveCuckooFilterLayout(rate, &layout).ok());
-  EXPECT_EQ(std::string(policy->Name()), layout.name);
+  // Not a cuckoo policy: no layout.
+  std::unique_ptr<const FilterPolicy> bloom(
+      ROCKSDB_NAMESPACE::NewBloomFilterPolicy(10));
+  CuckooFilterLayout layout;
+  EXPECT_FALSE(GetCuckooFilterLayout(bloom.get(), &layout));
+  EXPECT_FALSE(GetCuckooFilterLayout(nullptr, &layout));
+}
+
+// Bad arguments are InvalidArgument with a reason, and leave no policy
+// behind (not even one the caller passed in).
+TEST_F(PolicyConfigTest, NamedFactoriesRejectBadArguments) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const LayoutCase bad_layouts[] = {
+      {10, 12, 3, false, "bucket_size"},       // b = 3
+      {10, 12, 0, false, "bucket_size"},       // b = 0 (no default)
+      {40, 33, 4, false, "fingerprint_bits"},  // f = 33
+      {20, 3, 4, false, "fingerprint_bits"},   // f = 3
+      {10, 0, 4, false, "fingerprint_bits"},   // f = 0 (no "automatic")
+      {20, 12, 8, true, "semi_sort"},          // semi-sorting needs b = 4
+      {40, 32, 4, true, "semi_sort"},          // ... and f <= 16
+      {11, 12, 4, true, "needs at least 11.579"},
+      {64, 32, 1, false, "needs at least"},  // 71.1 bits at load 0.45
+      {0, 12, 4, true, "bits per key"},      // no "smallest" sentinel
+      {-1, 12, 4, true, "bits per key"},
+      {3.9, 4, 4, false, "bits per key"},
+      {64.5, 32, 4, false, "bits per key"},
+      {nan, 12, 4, true, "bits per key"},
+      {inf, 12, 4, true, "bits per key"},
+  };
+  for (const LayoutCase& c : bad_layouts) {
+    std::unique_ptr<const FilterPolicy> stale(NewCuckooFilterPolicy(10));
+    std::shared_ptr<const FilterPolicy> policy = std::move(stale);
+    const Status s =
+        NewCuckooFilterPolicyWithLayout(c.bits, c.f, c.b, c.semi, &policy);
+    EXPECT_TRUE(s.IsInvalidArgument()) << c.bits << " " << c.f << " " << c.b
+                                       << " " << c.semi << ": " << s.ToString();
+    EXPECT_NE(s.ToString().find(c.text), std::string::npos) << s.ToString();
+    EXPECT_EQ(policy, nullptr) << c.text;
+  }
+  for (double rate : {0.0, 1.0, 1.5, -0.01, 1e-10, nan, inf}) {
+    std::unique_ptr<const FilterPolicy> stale(NewCuckooFilterPolicy(10));
+    std::shared_ptr<const FilterPolicy> policy = std::move(stale);
+    const Status s = NewCuckooFilterPolicyForFpr(rate, &policy);
+    EXPECT_TRUE(s.IsInvalidArgument()) << rate << ": " << s.ToString();
+    EXPECT_EQ(policy, nullptr) << rate;
+  }
 }
 
 TEST_F(PolicyConfigTest, BitsFactoryClamps) {

@@ -228,7 +228,7 @@ std::string DbStateDigest(Env* env, const std::string& dbname,
     return "";
   }
   std::string acc = current + ":" + std::to_string(manifest.size()) + ":" +
-                    std::to_string(cuckoo::HashKey(manifest));
+                    std::to_string(cuckoo::HashKey(manifest).value);
   const std::string wdir = wal_dir.empty() ? dbname : wal_dir;
   std::vector<std::string> children;
   if (!env->GetChildren(wdir, &children).ok()) return "";
@@ -240,11 +240,11 @@ std::string DbStateDigest(Env* env, const std::string& dbname,
     if (!ROCKSDB_NAMESPACE::ReadFileToString(env, wdir + "/" + name, &wal).ok())
       return "";
     acc += ";" + name + ":" + std::to_string(wal.size()) + ":" +
-           std::to_string(cuckoo::HashKey(wal));
+           std::to_string(cuckoo::HashKey(wal).value);
   }
   char hex[17];
   snprintf(hex, sizeof(hex), "%016llx",
-           static_cast<unsigned long long>(cuckoo::HashKey(acc)));
+           static_cast<unsigned long long>(cuckoo::HashKey(acc).value));
   return current + "/" + hex;
 }
 

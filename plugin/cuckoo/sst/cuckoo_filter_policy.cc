@@ -32,6 +32,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
 #include "table_settings.h"
+#include "view_access.h"
 
 #if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
 #define CUCKOO_OVERRIDE_IF_ALT override
@@ -167,12 +168,7 @@ FilterBitsReader* NewReaderForBlock(const Slice& contents, std::string* error) {
                                        error)) {
     return nullptr;
   }
-  TableRef ref;
-  ref.table = view.table();
-  ref.num_buckets = static_cast<uint32_t>(view.num_buckets());
-  ref.seed = view.seed();
-  ref.victim_fp = view.victim_fp();
-  ref.victim_bucket = view.victim_bucket();
+  const TableRef ref = cuckoo::internal::ViewAccess::Ref(view);
   FilterBitsReader* reader = nullptr;
   DispatchSettings(view.fingerprint_bits(), view.bucket_size(),
                    view.semi_sort(), [&](auto settings) {
@@ -329,11 +325,15 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                              error);
     } else {
       constexpr size_t kChunk = 256;
+      cuckoo::KeyHash chunk[kChunk];
       bool found[kChunk];
       for (const HashSpan& span : verify_hashes_.Spans()) {
         for (size_t start = 0; start < span.size && s.ok(); start += kChunk) {
           const size_t count = std::min(kChunk, span.size - start);
-          view.ContainsBatch(span.data + start, count, found);
+          for (size_t k = 0; k < count; ++k) {
+            chunk[k] = cuckoo::KeyHash(span.data[start + k]);
+          }
+          view.ContainsBatch(chunk, count, found);
           for (size_t k = 0; k < count; ++k) {
             if (!found[k]) {
               s = Status::Corruption("cuckoo filter: built block misses a key");
@@ -632,14 +632,6 @@ void SetBuilderMaxKicksForTesting(int max_kicks) {
 
 // ------------------------------------------------------------------ public API
 
-Status ResolveCuckooFilterLayout(const CuckooFilterOptions& options,
-                                 CuckooFilterLayout* layout) {
-  internal::PolicyConfig config;
-  Status s = internal::ResolveOptions(options, &config);
-  if (s.ok()) internal::DescribeConfig(config, layout);
-  return s;
-}
-
 Status ParseCuckooFilterPolicyString(const std::string& value,
                                      CuckooFilterLayout* layout) {
   internal::PolicyConfig config;
@@ -656,12 +648,41 @@ const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
   return new internal::CuckooFilterPolicy(internal::AutoConfig(millibits));
 }
 
-Status NewCuckooFilterPolicy(const CuckooFilterOptions& options,
-                             std::shared_ptr<const FilterPolicy>* policy) {
+namespace {
+// The policy of a resolved configuration, or null with the error.
+Status MakePolicy(const Status& resolved, const internal::PolicyConfig& config,
+                  std::shared_ptr<const FilterPolicy>* policy) {
+  if (resolved.ok()) {
+    *policy = std::make_shared<internal::CuckooFilterPolicy>(config);
+  } else {
+    policy->reset();
+  }
+  return resolved;
+}
+}  // namespace
+
+Status NewCuckooFilterPolicyForFpr(
+    double target_fpr, std::shared_ptr<const FilterPolicy>* policy) {
   internal::PolicyConfig config;
-  Status s = internal::ResolveOptions(options, &config);
-  if (s.ok()) *policy = std::make_shared<internal::CuckooFilterPolicy>(config);
-  return s;
+  const Status s = internal::ConfigForTargetFpr(target_fpr, &config);
+  return MakePolicy(s, config, policy);
+}
+
+Status NewCuckooFilterPolicyWithLayout(
+    double bits_per_key, int fingerprint_bits, int bucket_size, bool semi_sort,
+    std::shared_ptr<const FilterPolicy>* policy) {
+  internal::PolicyConfig config;
+  const Status s = internal::ExplicitConfig(bits_per_key, fingerprint_bits,
+                                            bucket_size, semi_sort, &config);
+  return MakePolicy(s, config, policy);
+}
+
+bool GetCuckooFilterLayout(const FilterPolicy* policy,
+                           CuckooFilterLayout* layout) {
+  const internal::CuckooFilterPolicy* p = internal::AsCuckooPolicy(policy);
+  if (p == nullptr) return false;
+  internal::DescribeConfig(p->config(), layout);
+  return true;
 }
 
 int RegisterCuckooFilterPolicies(ROCKSDB_NAMESPACE::ObjectLibrary& library,

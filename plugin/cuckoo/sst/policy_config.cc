@@ -12,7 +12,7 @@ namespace rocksdb_cuckoo {
 namespace internal {
 namespace {
 
-using rocksdb::Status;
+using ROCKSDB_NAMESPACE::Status;
 
 constexpr int kMinMillibits = static_cast<int>(kMinBitsPerKey * 1000);
 constexpr int kMaxMillibits = static_cast<int>(kMaxBitsPerKey * 1000);
@@ -108,38 +108,35 @@ std::vector<Candidate> AutoCandidates() {
   return c;
 }
 
-Status ValidateExplicit(PolicyConfig* config) {
+}  // namespace
+
+Status ExplicitConfig(double bits_per_key, int fingerprint_bits,
+                      int bucket_size, bool semi_sort, PolicyConfig* out) {
+  PolicyConfig config;
+  Status s = BitsToMillibits(bits_per_key, &config.millibits_per_key);
+  if (!s.ok()) return s;
   cuckoo::FilterConfig fc;
-  fc.fingerprint_bits = config->fingerprint_bits;
-  fc.bucket_size = config->bucket_size;
-  fc.semi_sort = config->semi_sort;
+  fc.fingerprint_bits = fingerprint_bits;
+  fc.bucket_size = bucket_size;
+  fc.semi_sort = semi_sort;
   const std::string error = cuckoo::ValidateConfig(fc);
   if (!error.empty()) return Invalid(error);
-  const int per_entry =
-      BitsPerEntry(config->fingerprint_bits, config->semi_sort);
-  const double max_load = cuckoo::DefaultTargetLoad(config->bucket_size);
-  if (config->millibits_per_key == 0) {
-    config->millibits_per_key =
-        static_cast<int>(std::ceil(per_entry * 1000 / max_load - 1e-9));
-    if (config->millibits_per_key < kMinMillibits ||
-        config->millibits_per_key > kMaxMillibits) {
-      return Invalid("layout f=" + std::to_string(config->fingerprint_bits) +
-                     " b=" + std::to_string(config->bucket_size) + " needs " +
-                     FormatMillibits(config->millibits_per_key) +
-                     " bits per key, outside the supported range");
-    }
-  }
-  if (per_entry * 1000.0 > max_load * config->millibits_per_key + 1e-6) {
-    return Invalid("layout f=" + std::to_string(config->fingerprint_bits) +
-                   " b=" + std::to_string(config->bucket_size) +
-                   " semi_sort=" + std::to_string(config->semi_sort ? 1 : 0) +
-                   " needs at least " +
+  const int per_entry = BitsPerEntry(fingerprint_bits, semi_sort);
+  const double max_load = cuckoo::DefaultTargetLoad(bucket_size);
+  if (per_entry * 1000.0 > max_load * config.millibits_per_key + 1e-6) {
+    return Invalid("layout f=" + std::to_string(fingerprint_bits) +
+                   " b=" + std::to_string(bucket_size) + " semi_sort=" +
+                   std::to_string(semi_sort ? 1 : 0) + " needs at least " +
                    FormatMillibits(static_cast<int>(
                        std::ceil(per_entry * 1000 / max_load - 1e-9))) +
                    " bits per key (load <= " + std::to_string(max_load) +
-                   "), got " + FormatMillibits(config->millibits_per_key));
+                   "), got " + FormatMillibits(config.millibits_per_key));
   }
-  config->explicit_layout = true;
+  config.fingerprint_bits = fingerprint_bits;
+  config.bucket_size = bucket_size;
+  config.semi_sort = semi_sort;
+  config.explicit_layout = true;
+  *out = config;
   return Status::OK();
 }
 
@@ -166,8 +163,6 @@ Status ConfigForTargetFpr(double rate, PolicyConfig* out) {
   *out = AutoConfig(millibits);
   return Status::OK();
 }
-
-}  // namespace
 
 double PolicyConfig::TargetLoad() const {
   return BucketBits() * 1000.0 / (double(bucket_size) * millibits_per_key);
@@ -219,17 +214,13 @@ Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
   }
   const std::vector<std::string> parts =
       Split(value.substr(prefix.size()), ':');
-  PolicyConfig config;
   if (parts.size() == 2 && parts[0] == "fpr") {
     double rate = 0;
     if (!ParseDecimal(parts[1], &rate)) {
       return Invalid("false positive rate '" + parts[1] +
                      "' is not a decimal number");
     }
-    Status s = ConfigForTargetFpr(rate, &config);
-    if (!s.ok()) return s;
-    *out = config;
-    return Status::OK();
+    return ConfigForTargetFpr(rate, out);
   }
   if (parts.size() != 1 && parts.size() != 4) {
     return Invalid("expected " + prefix + "<bits_per_key>, " + prefix +
@@ -240,57 +231,24 @@ Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
   if (!ParseDecimal(parts[0], &bits)) {
     return Invalid("bits per key '" + parts[0] + "' is not a decimal number");
   }
-  Status s = BitsToMillibits(bits, &config.millibits_per_key);
-  if (!s.ok()) return s;
   if (parts.size() == 1) {
-    *out = AutoConfig(config.millibits_per_key);
+    int millibits = 0;
+    Status s = BitsToMillibits(bits, &millibits);
+    if (!s.ok()) return s;
+    *out = AutoConfig(millibits);
     return Status::OK();
   }
-  int semi = 0;
-  if (!ParseSmallInt(parts[1], &config.fingerprint_bits)) {
+  int f = 0, b = 0, semi = 0;
+  if (!ParseSmallInt(parts[1], &f)) {
     return Invalid("fingerprint bits '" + parts[1] + "' is not an integer");
   }
-  if (!ParseSmallInt(parts[2], &config.bucket_size)) {
+  if (!ParseSmallInt(parts[2], &b)) {
     return Invalid("bucket size '" + parts[2] + "' is not an integer");
   }
   if (!ParseSmallInt(parts[3], &semi) || semi > 1) {
     return Invalid("semi-sort flag '" + parts[3] + "' is not 0 or 1");
   }
-  config.semi_sort = semi == 1;
-  s = ValidateExplicit(&config);
-  if (!s.ok()) return s;
-  *out = config;
-  return Status::OK();
-}
-
-Status ResolveOptions(const CuckooFilterOptions& options, PolicyConfig* out) {
-  PolicyConfig config;
-  if (options.target_fpr != 0.0) {
-    if (options.fingerprint_bits != 0) {
-      return Invalid("target_fpr and fingerprint_bits are mutually exclusive");
-    }
-    Status s = ConfigForTargetFpr(options.target_fpr, &config);
-    if (!s.ok()) return s;
-    *out = config;
-    return Status::OK();
-  }
-  if (options.fingerprint_bits == 0) {
-    Status s = BitsToMillibits(options.bits_per_key, &config.millibits_per_key);
-    if (!s.ok()) return s;
-    *out = AutoConfig(config.millibits_per_key);
-    return Status::OK();
-  }
-  if (options.bits_per_key != 0.0) {
-    Status s = BitsToMillibits(options.bits_per_key, &config.millibits_per_key);
-    if (!s.ok()) return s;
-  }
-  config.fingerprint_bits = options.fingerprint_bits;
-  config.bucket_size = options.bucket_size;
-  config.semi_sort = options.semi_sort;
-  Status s = ValidateExplicit(&config);
-  if (!s.ok()) return s;
-  *out = config;
-  return Status::OK();
+  return ExplicitConfig(bits, f, b, semi == 1, out);
 }
 
 std::string PolicyName(const PolicyConfig& config) {

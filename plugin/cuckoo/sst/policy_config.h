@@ -1,6 +1,6 @@
-// Configuration of the cuckoo FilterPolicy: options strings, resolution of
-// CuckooFilterOptions to a layout, and the sizing rules shared by the builder
-// (Finish), ApproximateNumEntries and the tests. Internal header.
+// Configuration of the cuckoo FilterPolicy: options strings, the layouts of
+// the named factories, and the sizing rules shared by the builder (Finish),
+// ApproximateNumEntries and the tests. Internal header.
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_POLICY_CONFIG_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_POLICY_CONFIG_H_
 
@@ -60,11 +60,19 @@ struct PolicyConfig {
 double ExpectedFpr(int fingerprint_bits, int bucket_size, double load);
 
 // Parses an options string ("cuckoofilter:..."; see filter_policy.h).
-rocksdb::Status ParsePolicyString(const std::string& value, PolicyConfig* out);
+ROCKSDB_NAMESPACE::Status ParsePolicyString(const std::string& value,
+                                            PolicyConfig* out);
 
-// Validates and resolves CuckooFilterOptions.
-rocksdb::Status ResolveOptions(const CuckooFilterOptions& options,
-                               PolicyConfig* out);
+// The explicit layout of NewCuckooFilterPolicyWithLayout and of the
+// "cuckoofilter:<bits>:<f>:<b>:<semi>" form; InvalidArgument if invalid.
+ROCKSDB_NAMESPACE::Status ExplicitConfig(double bits_per_key,
+                                         int fingerprint_bits, int bucket_size,
+                                         bool semi_sort, PolicyConfig* out);
+
+// The layout of NewCuckooFilterPolicyForFpr and of "cuckoofilter:fpr:<rate>";
+// InvalidArgument if the rate is not in (0, 1) or needs more than
+// kMaxBitsPerKey.
+ROCKSDB_NAMESPACE::Status ConfigForTargetFpr(double rate, PolicyConfig* out);
 
 // The automatic layout for a budget (millibits in [4000, 64000]).
 PolicyConfig AutoConfig(int millibits_per_key);
