@@ -131,6 +131,13 @@ class CuckooFilter {
   // The same item may be stored up to 2b times.
   InsertResult Insert(uint64_t hash);
 
+  // Insert(hashes[k]) for k < n, in order: the filter ends byte for byte as
+  // after that loop. Returns how many items were stored (kInserted or
+  // kInsertedFull); fewer than n means the filter is full(). Faster than the
+  // loop on tables larger than the CPU caches (it prefetches the buckets of
+  // keys further ahead).
+  uint64_t InsertMany(const uint64_t* hashes, size_t n);
+
   // True if the item may be present (false positives at about
   // stats().expected_fpr), false if it is certainly absent. Probes 2 buckets.
   // Inline for the common layouts (see cuckoo/detail/probe.h), so the

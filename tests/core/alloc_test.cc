@@ -1,7 +1,7 @@
-// No heap allocation on the Insert / Contains / ContainsBatch / Erase paths
-// (including eviction walks and the victim slot), nor in View, Parse,
-// SerializeTo and stats. This binary replaces the global operator new with a
-// counting one, so it is separate from the other core tests.
+// No heap allocation on the Insert / InsertMany / Contains / ContainsBatch /
+// Erase paths (including eviction walks and the victim slot), nor in View,
+// Parse, SerializeTo and stats. This binary replaces the global operator new
+// with a counting one, so it is separate from the other core tests.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -81,6 +81,9 @@ TEST_P(AllocationTest, HotPathsNeverAllocate) {
   // Erase everything, which also moves the victim back into the table.
   for (uint64_t i = 0; i < stored; ++i) sink += filter->Erase(hashes[i]);
   for (uint64_t h : absent) sink += filter->Erase(h);
+  filter->Clear();
+  // The bulk insert, also through walks and past full.
+  sink += filter->InsertMany(hashes.data(), n);
   filter->Clear();
   const uint64_t allocations = g_allocations.load() - before;
 
