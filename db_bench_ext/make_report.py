@@ -116,7 +116,7 @@ PNG_HEADER = ('set terminal pngcairo size 900,560 font "sans,10" noenhanced\n'
 
 # ----------------------------------------------------------------- phase 1
 
-def core_summary(rows, problems):
+def core_summary(rows, problems, source="filter_bench"):
     """filter_bench summary rows -> {config: {metric: value}}."""
     out = {}
     for r in rows:
@@ -124,8 +124,19 @@ def core_summary(rows, problems):
             out.setdefault(r["config"], {})[r["metric"]] = num(r["value"])
     for c in CORE_CONFIGS:
         if c not in out:
-            problems.add(f"filter_bench: no summary for {c}")
+            problems.add(f"{source}: no summary for {c}")
     return out
+
+
+def policy_rows(rows, policies, source, problems):
+    """(policy, row) of policy_bench rows in the order of `policies`; a
+    missing policy is a problem."""
+    by_policy = {r["policy"]: r for r in rows}
+    for p in policies:
+        if p not in by_policy:
+            problems.add(f"{source}: no row for {p}")
+        else:
+            yield p, by_policy[p]
 
 
 def core_lookups(rows):
@@ -142,13 +153,8 @@ def section_filter_level(out_dir, fb_rows, t3_rows, curve_rows, problems):
     lines = ["## 1. Filter level", ""]
 
     # Table 3 at equal memory, through RocksDB's FilterBitsBuilder/Reader.
-    by_policy = {r["policy"]: r for r in t3_rows}
     table = []
-    for p in TABLE3_POLICIES:
-        r = by_policy.get(p)
-        if r is None:
-            problems.add(f"table3: no row for {p}")
-            continue
+    for p, r in policy_rows(t3_rows, TABLE3_POLICIES, "table3", problems):
         build_ns = num(r["build_ns"])
         paper = PAPER.get(p)
         table.append([
@@ -558,20 +564,14 @@ def section_churn(out_dir, summary, timeline, counting, problems):
 
 # ----------------------------------------------------------------- main
 
-def section_dram(fb_rows, policy_rows, problems):
+def section_dram(fb_rows, policy_dram, problems):
     """Section 1d: filter_bench and policy_bench on tables beyond the caches."""
     lines = ["### 1e. DRAM scale", ""]
-    summ = {}
+    summ = core_summary(fb_rows, problems, "filter_bench_dram")
     look = core_lookups(fb_rows)
-    for r in fb_rows:
-        if r.get("table") == "summary":
-            summ.setdefault(r["config"], {})[r["metric"]] = num(r["value"])
     table = []
-    for c in CORE_CONFIGS:
-        s = summ.get(c)
-        if s is None:
-            problems.add(f"filter_bench_dram: no summary for {c}")
-            continue
+    for c in [c for c in CORE_CONFIGS if c in summ]:
+        s = summ[c]
         single = {x: look.get((c, "single", x), {}).get("ns_per_op")
                   for x in (0.0, 1.0)}
         batch = {x: min([v.get("ns_per_op") for (cc, m, xx), v in look.items()
@@ -605,13 +605,9 @@ def section_dram(fb_rows, policy_rows, problems):
                   "batched neg ns", "batched pos ns"], table),
         "",
     ]
-    by_policy = {r["policy"]: r for r in policy_rows}
     ptable = []
-    for p in DRAM_POLICIES:
-        r = by_policy.get(p)
-        if r is None:
-            problems.add(f"policy_dram: no row for {p}")
-            continue
+    for p, r in policy_rows(policy_dram, DRAM_POLICIES, "policy_dram",
+                            problems):
         ptable.append([
             POLICY_LABEL[p], fmt(num(r["filter_bytes"]) / 1e6, 1),
             fmt(num(r["bits_per_key"])), fmt(num(r["fpr_percent"]), 3),
@@ -621,8 +617,8 @@ def section_dram(fb_rows, policy_rows, problems):
             fmt(num(r.get("neg_vs_bloom")), 2),
             fmt(num(r.get("batch_neg_vs_bloom")), 2),
         ])
-    keys = policy_rows[0]["keys"] if policy_rows else "?"
-    bits = policy_rows[0]["bits_per_key_arg"] if policy_rows else "?"
+    keys = policy_dram[0]["keys"] if policy_dram else "?"
+    bits = policy_dram[0]["bits_per_key_arg"] if policy_dram else "?"
     lines += [
         f"The SST reader at the same scale: one filter of {keys} keys at "
         f"{bits} bits/key per policy through RocksDB's FilterBitsBuilder/"
