@@ -7,6 +7,8 @@ and PNG plots (gnuplot), and checks that every table has every row.
 Inputs in DIR (written by run_comparison.sh; columns are documented at the
 top of each tool's source):
   filter_bench.csv        db_bench_ext/filter_bench.cc (tidy: table,metric,value)
+  filter_bench_dram.csv   the same at DRAM scale (tables larger than the caches)
+  policy_dram.csv         db_bench_ext/policy_bench.cc at DRAM scale
   table3.csv              db_bench_ext/policy_bench.cc at equal memory
   fpr_curve.csv           db_bench_ext/policy_bench.cc over a bits/key sweep
   sst_db_bench.csv        db_bench_ext/run_stock_db_bench.sh
@@ -43,6 +45,7 @@ CURVE_POLICIES = ["bloom", "ribbon", "cuckoo", "cuckoo_plain"]
 SST_POLICIES = ["bloom", "ribbon", "cuckoo", "cuckoo_plain"]
 CHURN_MODES = ["plain", "bloom", "bloom_norebuild", "cuckoo", "cuckoo_unique"]
 CORE_CONFIGS = ["f12b4", "ss13b4"]
+DRAM_POLICIES = ["bloom", "cuckoo", "cuckoo_plain"]
 
 
 class Problems:
@@ -113,7 +116,7 @@ PNG_HEADER = ('set terminal pngcairo size 900,560 font "sans,10" noenhanced\n'
 
 # ----------------------------------------------------------------- phase 1
 
-def core_summary(rows, problems):
+def core_summary(rows, problems, source="filter_bench"):
     """filter_bench summary rows -> {config: {metric: value}}."""
     out = {}
     for r in rows:
@@ -121,8 +124,19 @@ def core_summary(rows, problems):
             out.setdefault(r["config"], {})[r["metric"]] = num(r["value"])
     for c in CORE_CONFIGS:
         if c not in out:
-            problems.add(f"filter_bench: no summary for {c}")
+            problems.add(f"{source}: no summary for {c}")
     return out
+
+
+def policy_rows(rows, policies, source, problems):
+    """(policy, row) of policy_bench rows in the order of `policies`; a
+    missing policy is a problem."""
+    by_policy = {r["policy"]: r for r in rows}
+    for p in policies:
+        if p not in by_policy:
+            problems.add(f"{source}: no row for {p}")
+        else:
+            yield p, by_policy[p]
 
 
 def core_lookups(rows):
@@ -139,13 +153,8 @@ def section_filter_level(out_dir, fb_rows, t3_rows, curve_rows, problems):
     lines = ["## 1. Filter level", ""]
 
     # Table 3 at equal memory, through RocksDB's FilterBitsBuilder/Reader.
-    by_policy = {r["policy"]: r for r in t3_rows}
     table = []
-    for p in TABLE3_POLICIES:
-        r = by_policy.get(p)
-        if r is None:
-            problems.add(f"table3: no row for {p}")
-            continue
+    for p, r in policy_rows(t3_rows, TABLE3_POLICIES, "table3", problems):
         build_ns = num(r["build_ns"])
         paper = PAPER.get(p)
         table.append([
@@ -555,6 +564,77 @@ def section_churn(out_dir, summary, timeline, counting, problems):
 
 # ----------------------------------------------------------------- main
 
+def section_dram(fb_rows, policy_dram, problems):
+    """Section 1d: filter_bench and policy_bench on tables beyond the caches."""
+    lines = ["### 1e. DRAM scale", ""]
+    summ = core_summary(fb_rows, problems, "filter_bench_dram")
+    look = core_lookups(fb_rows)
+    table = []
+    for c in [c for c in CORE_CONFIGS if c in summ]:
+        s = summ[c]
+        single = {x: look.get((c, "single", x), {}).get("ns_per_op")
+                  for x in (0.0, 1.0)}
+        batch = {x: min([v.get("ns_per_op") for (cc, m, xx), v in look.items()
+                         if cc == c and xx == x and m.startswith("batch")]
+                        or [float("nan")]) for x in (0.0, 1.0)}
+        for x in (0.0, 1.0):
+            if single[x] is None:
+                problems.add(f"filter_bench_dram: no single lookups for {c} "
+                             f"at found={x:g}")
+        table.append([
+            c, fmt(s.get("table_bytes", float("nan")) / 1e6, 1),
+            fmt(s.get("load_factor", float("nan")) * 100, 1),
+            fmt(s.get("bits_per_item")),
+            fmt(s.get("fpr_measured", float("nan")) * 100, 4),
+            fmt(s.get("construct_mkeys_per_s")),
+            fmt(single[0.0], 1), fmt(single[1.0], 1),
+            fmt(batch[0.0], 1), fmt(batch[1.0], 1),
+        ])
+    n_items = fb_rows[0]["num"] if fb_rows else "?"
+    lines += [
+        f"The figures above fit this machine's caches. Here the same core "
+        f"filters hold {n_items} items: at the default size (--dram_num) "
+        "their tables are several times the L3 cache, as the filters of a "
+        "whole DB are together, so nearly every lookup misses the caches. "
+        "db_bench_ext/filter_bench, construction through InsertMany, "
+        "lookups as ns/op (single = a loop of independent Contains calls; "
+        "batched = ContainsBatch of 1024 keys).",
+        "",
+        md_table(["config", "table MB", "load %", "bits/item", "FPR %",
+                  "construction Mkeys/s", "single neg ns", "single pos ns",
+                  "batched neg ns", "batched pos ns"], table),
+        "",
+    ]
+    ptable = []
+    for p, r in policy_rows(policy_dram, DRAM_POLICIES, "policy_dram",
+                            problems):
+        ptable.append([
+            POLICY_LABEL[p], fmt(num(r["filter_bytes"]) / 1e6, 1),
+            fmt(num(r["bits_per_key"])), fmt(num(r["fpr_percent"]), 3),
+            fmt(1000.0 / num(r["build_ns"])), fmt(num(r["neg_ns"]), 1),
+            fmt(num(r["pos_ns"]), 1), fmt(num(r["batch_neg_ns"]), 1),
+            fmt(num(r["batch_pos_ns"]), 1),
+            fmt(num(r.get("neg_vs_bloom")), 2),
+            fmt(num(r.get("batch_neg_vs_bloom")), 2),
+        ])
+    keys = policy_dram[0]["keys"] if policy_dram else "?"
+    bits = policy_dram[0]["bits_per_key_arg"] if policy_dram else "?"
+    lines += [
+        f"The SST reader at the same scale: one filter of {keys} keys at "
+        f"{bits} bits/key per policy through RocksDB's FilterBitsBuilder/"
+        "Reader (db_bench_ext/policy_bench; key hashing included). Times in "
+        "ns per key; the last two columns are the cuckoo time over Bloom's "
+        "(below 1: faster than Bloom).",
+        "",
+        md_table(["filter", "filter MB", "bits/key", "FPR %",
+                  "construction Mkeys/s", "neg ns", "pos ns",
+                  "batched neg ns", "batched pos ns", "neg / Bloom",
+                  "batched neg / Bloom"], ptable),
+        "",
+    ]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -568,6 +648,8 @@ def main():
     p = lambda name: os.path.join(out, name)
 
     fb = read_csv(p("filter_bench.csv"), problems)
+    fb_dram = read_csv(p("filter_bench_dram.csv"), problems)
+    policy_dram = read_csv(p("policy_dram.csv"), problems)
     t3 = read_csv(p("table3.csv"), problems)
     curve = read_csv(p("fpr_curve.csv"), problems)
     sst = read_csv(p("sst_db_bench.csv"), problems)
@@ -576,6 +658,7 @@ def main():
     cc = read_csv(p("churn_counting_bloom.csv"), problems)
 
     filt, crossover = section_filter_level(out, fb, t3, curve, problems)
+    filt += "\n" + "\n".join(section_dram(fb_dram, policy_dram, problems))
     sst_md = section_sst(sst, t3, problems)
     churn_md = section_churn(out, cs, ct, cc, problems)
 

@@ -7,7 +7,9 @@
 #   1. filter level   filter_bench (core cuckoo filter) and policy_bench
 #                     (Bloom / Ribbon / cuckoo / semi-sorted cuckoo through
 #                     RocksDB's FilterBitsBuilder/Reader): the paper's Table 3
-#                     at equal memory and FPR versus 6..24 bits/key;
+#                     at equal memory and FPR versus 6..24 bits/key; and
+#                     both again at DRAM scale (tables several times the L3
+#                     cache: --dram_num items, --dram_keys SST filter keys);
 #   2. immutable SST  stock db_bench (fillrandom, readrandom, readmissing,
 #                     multireadrandom, --statistics) once per policy;
 #   3. mutable        churn_bench: live-key filter vs rebuilt Bloom vs
@@ -25,6 +27,10 @@
 #   --phases=LIST      subset of filter,sst,churn (default: all three)
 #   --sst_bits=LIST    bits/key values for the db_bench phase (default: 10,16)
 #   --tmpdir=DIR       where the temporary DBs go (default: $TMPDIR or /tmp)
+#   --dram_num=N       items of the DRAM-scale filter_bench run (default
+#                      64000000: 97 MB tables; not multiplied by --scale)
+#   --dram_keys=N      keys of the DRAM-scale policy_bench run (default
+#                      100000000: 125 MB filters at 10 bits/key)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +43,8 @@ scale=1
 phases=filter,sst,churn
 sst_bits=10,16
 tmp_parent=${TMPDIR:-/tmp}
+dram_num=
+dram_keys=
 for arg in "$@"; do
   case "$arg" in
     --out=*) out=${arg#*=} ;;
@@ -48,7 +56,9 @@ for arg in "$@"; do
     --phases=*) phases=${arg#*=} ;;
     --sst_bits=*) sst_bits=${arg#*=} ;;
     --tmpdir=*) tmp_parent=${arg#*=} ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --dram_num=*) dram_num=${arg#*=} ;;
+    --dram_keys=*) dram_keys=${arg#*=} ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "run_comparison: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +103,8 @@ if [ "$smoke" = 1 ]; then
   sst_num=30000; sst_reads=10000; sst_repeats=1; sst_bits=10
   churn_num=3000; churn_ops=30000; churn_probes=100000; churn_queries=600; churn_neg=3000
   churn_checkpoints=3
+  dram_num=${dram_num:-300000}; dram_queries=200000; dram_repeats=1
+  dram_keys=${dram_keys:-200000}; dram_sst_queries=200000
 else
   fb_num=$(sz 10000000); fb_queries=$(sz 10000000); fb_repeats=3
   t3_keys=$(sz 10000000); t3_queries=$(sz 2000000); repeats=3
@@ -101,6 +113,10 @@ else
   sst_num=$(sz 1000000); sst_reads=$(sz 1000000); sst_repeats=3
   churn_num=$(sz 300000); churn_ops=$((10 * churn_num)); churn_probes=4000000
   churn_queries=6000; churn_neg=$(sz 200000); churn_checkpoints=10
+  # DRAM scale (fixed sizes, about 2.5 minutes): what a DB's filters, far
+  # larger than the caches together, see.
+  dram_num=${dram_num:-64000000}; dram_queries=10000000; dram_repeats=1
+  dram_keys=${dram_keys:-100000000}; dram_sst_queries=4000000
 fi
 
 meta=(
@@ -137,6 +153,15 @@ if has_phase filter; then
   done
   { awk -F, 'NR == 1 || $1 != "ribbon"' "$work/table3_first.csv"
     tail -n +2 "$ribbon_csv"; } >"$out/table3.csv"
+  progress "filter level: DRAM scale, filter_bench with $dram_num items"
+  "$tools/filter_bench" --num="$dram_num" --configs=f12b4,ss13b4 \
+    --queries="$dram_queries" --repeats="$dram_repeats" --found=0,1 \
+    --batch_sizes=1024 --dependent_queries=0 --sweep=false \
+    --csv="$out/filter_bench_dram.csv" >"$out/filter_bench_dram.txt"
+  progress "filter level: DRAM scale, policy_bench with $dram_keys keys at 10 bits/key"
+  "$tools/policy_bench" --keys="$dram_keys" --queries="$dram_sst_queries" \
+    --bits_per_key=10 --policies=bloom,cuckoo,cuckoo_plain --repeats=1 \
+    --csv="$out/policy_dram.csv" >"$out/policy_dram.txt"
   progress "filter level: FPR vs bits/key ($curve_bits), $curve_keys keys"
   "$tools/policy_bench" --keys="$curve_keys" --queries="$curve_queries" \
     --bits_per_key="$curve_bits" --policies=bloom,ribbon,cuckoo,cuckoo_plain \

@@ -174,6 +174,13 @@ class CuckooFilter {
   InsertResult Insert(KeyHash hash);
   InsertResult Insert(std::string_view key) { return Insert(HashKey(key)); }
 
+  // Insert(hashes[k]) for k < n, in order: the filter ends byte for byte as
+  // after that loop. Returns how many items were stored (kInserted or
+  // kInsertedFull); fewer than n means the filter is full(). Faster than the
+  // loop on tables larger than the CPU caches (it prefetches the buckets of
+  // keys further ahead).
+  uint64_t InsertMany(const KeyHash* hashes, size_t n);
+
   // True if the item may be present (false positives at about
   // stats().expected_fpr), false if it is certainly absent. Probes 2 buckets.
   // Inline for the common layouts (see cuckoo/detail/probe.h), so the

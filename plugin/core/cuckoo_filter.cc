@@ -5,6 +5,11 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "filter_format.h"
 #include "table_ops.h"
 #include "view_access.h"
@@ -23,6 +28,32 @@ namespace {
 bool Fail(std::string* error, const std::string& message) {
   if (error != nullptr) *error = "cuckoo filter: " + message;
   return false;
+}
+
+// Tables from this size on ask for transparent huge pages: a lookup touches
+// two random buckets, and with 4 KiB pages nearly every one of them also
+// misses the TLB once the table is larger than the TLB's reach (a few MiB).
+constexpr size_t kHugePageMinBytes = size_t{4} << 20;
+
+// A zero-filled table of `bytes` bytes. Large tables are advised
+// MADV_HUGEPAGE before they are first touched, so that the zero fill faults
+// them in as 2 MiB pages where the kernel allows it (THP "madvise" or
+// "always"); advice only: on failure the table simply keeps 4 KiB pages.
+std::unique_ptr<uint8_t[]> AllocateTable(size_t bytes) {
+  std::unique_ptr<uint8_t[]> table(new uint8_t[bytes]);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= kHugePageMinBytes) {
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t start = reinterpret_cast<uintptr_t>(table.get());
+    const uintptr_t begin = (start + page - 1) & ~(page - 1);
+    const uintptr_t end = (start + bytes) & ~(page - 1);
+    if (end > begin) {
+      madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    }
+  }
+#endif
+  std::memset(table.get(), 0, bytes);
+  return table;
 }
 
 uint64_t InitialRngState(uint32_t seed) {
@@ -106,7 +137,7 @@ CuckooFilter::CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
       probe_(ops->probe_params()),
       num_buckets_(num_buckets),
       rng_state_(InitialRngState(config.seed)),
-      table_(new uint8_t[ops->TableBytes(num_buckets) + kTableLoadSlack]()) {}
+      table_(AllocateTable(ops->TableBytes(num_buckets) + kTableLoadSlack)) {}
 
 CuckooFilter::~CuckooFilter() = default;
 
@@ -195,6 +226,10 @@ MutableTableRef CuckooFilter::MutableRef() {
 
 InsertResult CuckooFilter::Insert(KeyHash hash) {
   return ops_->Insert(MutableRef(), hash.value);
+}
+
+uint64_t CuckooFilter::InsertMany(const KeyHash* hashes, size_t n) {
+  return ops_->InsertMany(MutableRef(), hashes, n);
 }
 
 bool CuckooFilter::Erase(KeyHash hash) {

@@ -103,6 +103,34 @@ class CuckooTable {
     return Place(t, fp, i1, (SplitMix64(t.rng_state) & 1) != 0);
   }
 
+  // Insert(hashes[k]) for k < n, in order, so the table, victim and random
+  // state end exactly as after that loop; returns the number of items stored
+  // (kInserted or kInsertedFull). While key k is placed, the two buckets of
+  // key k + kPrefetchDistance are already requested (for writing), so on a
+  // table larger than the caches the first probes of consecutive keys
+  // overlap instead of each waiting for memory; only eviction walks stay
+  // serial.
+  static uint64_t InsertMany(const MutableTableRef& t, const KeyHash* hashes,
+                             size_t n) {
+    auto prefetch = [&](uint64_t h) {
+      const uint32_t fp = FingerprintOf<S::kFpBits>(h);
+      const uint32_t i1 = PrimaryBucket(h, t.num_buckets);
+      const uint32_t i2 = AltBucket(i1, fp, t.num_buckets, t.seed);
+      __builtin_prefetch(Codec::BucketAddress(t.table, i1), 1);
+      __builtin_prefetch(Codec::BucketAddress(t.table, i2), 1);
+    };
+    const size_t primed = n < kPrefetchDistance ? n : kPrefetchDistance;
+    for (size_t k = 0; k < primed; ++k) prefetch(hashes[k].value);
+    uint64_t stored = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchDistance < n) {
+        prefetch(hashes[k + kPrefetchDistance].value);
+      }
+      stored += Insert(t, hashes[k].value) != InsertResult::kFull;
+    }
+    return stored;
+  }
+
   // True if bucket i1 or i2 holds fp, or the victim slot does (fp at i1 or
   // i2). For callers that compute fp, i1 and i2 = AltBucket(i1, fp, ...)
   // ahead of the probe (e.g. to prefetch the buckets).

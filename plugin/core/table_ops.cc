@@ -27,6 +27,10 @@ class TableOpsImpl final : public TableOps {
   InsertResult Insert(const MutableTableRef& t, uint64_t hash) const override {
     return CuckooTable<S>::Insert(t, hash);
   }
+  uint64_t InsertMany(const MutableTableRef& t, const KeyHash* hashes,
+                      size_t n) const override {
+    return CuckooTable<S>::InsertMany(t, hashes, n);
+  }
   bool Erase(const MutableTableRef& t, uint64_t hash) const override {
     return CuckooTable<S>::Erase(t, hash);
   }

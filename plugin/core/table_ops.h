@@ -25,6 +25,8 @@ class TableOps {
                              bool* out) const = 0;
   virtual InsertResult Insert(const MutableTableRef& t,
                               uint64_t hash) const = 0;
+  virtual uint64_t InsertMany(const MutableTableRef& t, const KeyHash* hashes,
+                              size_t n) const = 0;
   virtual bool Erase(const MutableTableRef& t, uint64_t hash) const = 0;
   // Non-empty slots of a table of num_buckets buckets (victim excluded).
   virtual uint64_t CountOccupied(const uint8_t* table,

@@ -1,8 +1,8 @@
-// No heap allocation on the Insert / Contains / ContainsBatch / Erase paths
-// (including eviction walks, the victim slot and the key overloads, which
-// hash the key), nor in View, Parse,
-// SerializeTo and stats. This binary replaces the global operator new with a
-// counting one, so it is separate from the other core tests.
+// No heap allocation on the Insert / InsertMany / Contains / ContainsBatch /
+// Erase paths (including eviction walks, the victim slot and the key
+// overloads, which hash the key), nor in View, Parse, SerializeTo and stats.
+// This binary replaces the global operator new with a counting one, so it is
+// separate from the other core tests.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -92,6 +92,9 @@ TEST_P(AllocationTest, HotPathsNeverAllocate) {
     sink += filter->Insert(key) == InsertResult::kInserted;
     sink += filter->Contains(key) + parsed.Contains(key) + filter->Erase(key);
   }
+  // The bulk insert, also through walks and past full.
+  sink += filter->InsertMany(hashes.data(), n);
+  filter->Clear();
   const uint64_t allocations = g_allocations.load() - before;
 
   EXPECT_EQ(allocations, 0u);

@@ -175,6 +175,47 @@ TEST_P(ConfigTest, ContainsBatchMatchesContains) {
   }
 }
 
+// InsertMany is a loop of Insert: the same table bytes, item count, victim
+// and random state (so later inserts also agree), for batches shorter and
+// longer than the prefetch distance, and past the first failure (then the
+// count says how many were stored).
+TEST_P(ConfigTest, InsertManyMatchesInsertLoop) {
+  const KeyStream keys(12);
+  const uint64_t capacity = kSmallBuckets * b();
+  std::vector<KeyHash> hashes;
+  for (uint64_t i = 0; i < capacity + 64; ++i) hashes.push_back(keys.Key(i));
+  auto looped = NewFilter(kSmallBuckets, 7);
+  auto bulk = NewFilter(kSmallBuckets, 7);
+  uint64_t begin = 0;
+  // Chunks of several lengths, the last one runs past full.
+  for (uint64_t len : {uint64_t{0}, uint64_t{1}, uint64_t{5}, uint64_t{16},
+                       uint64_t{17}, capacity / 2, capacity + 64}) {
+    len = std::min<uint64_t>(len, hashes.size() - begin);
+    uint64_t stored = 0;
+    for (uint64_t k = begin; k < begin + len; ++k) {
+      stored += looped->Insert(hashes[k]) != InsertResult::kFull;
+    }
+    ASSERT_EQ(bulk->InsertMany(hashes.data() + begin, len), stored)
+        << "chunk at " << begin;
+    ASSERT_EQ(bulk->size(), looped->size());
+    ASSERT_EQ(bulk->full(), looped->full());
+    ASSERT_TRUE(test::SameBytes(bulk->Serialize(), looped->Serialize()))
+        << "chunk at " << begin << " of " << len;
+    begin += len;
+  }
+  ASSERT_TRUE(bulk->full()) << "the last chunk must overfill the filter";
+  // The random walks agree afterwards too: erase some items, refill.
+  for (uint64_t k = 0; k < capacity / 4; ++k) {
+    ASSERT_EQ(bulk->Erase(hashes[k]), looped->Erase(hashes[k]));
+  }
+  std::vector<KeyHash> more;
+  for (uint64_t i = 0; i < capacity / 4; ++i) more.push_back(keys.Absent(i));
+  uint64_t stored = 0;
+  for (KeyHash h : more) stored += looped->Insert(h) != InsertResult::kFull;
+  EXPECT_EQ(bulk->InsertMany(more.data(), more.size()), stored);
+  EXPECT_TRUE(test::SameBytes(bulk->Serialize(), looped->Serialize()));
+}
+
 // Insert N, erase half: the other half is still found, the erased half and
 // fresh absent items are positive at the FPR of the remaining load, and
 // erasing the rest leaves the exact bytes of an empty filter.
@@ -666,6 +707,33 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // ------------------------------------------------------------ configuration
+
+// Tables from 4 MiB on are allocated differently (advised for huge pages,
+// then zero-filled): a new one is all zeros, and a deserialized copy of a
+// filled one has its bytes and answers.
+TEST(LargeTable, StartsEmptyAndRoundTrips) {
+  FilterConfig config;               // f = 12, b = 4: 6 bytes per bucket
+  const uint64_t buckets = 1200000;  // 7.2 MB
+  auto filter = CuckooFilter::CreateWithBuckets(config, buckets);
+  ASSERT_NE(filter, nullptr);
+  ASSERT_GE(filter->stats().table_bytes, uint64_t{4} << 20);
+  const std::string empty = filter->Serialize();
+  const size_t table_bytes = filter->stats().table_bytes;
+  EXPECT_EQ(std::count(empty.begin(), empty.begin() + table_bytes, '\0'),
+            static_cast<std::ptrdiff_t>(table_bytes));
+  const KeyStream keys(13);
+  std::vector<KeyHash> hashes;
+  for (uint64_t i = 0; i < buckets * 3; ++i) hashes.push_back(keys.Key(i));
+  ASSERT_EQ(filter->InsertMany(hashes.data(), hashes.size()), hashes.size());
+  std::string error;
+  const std::string bytes = filter->Serialize();
+  auto copy = CuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_NE(copy, nullptr) << error;
+  EXPECT_TRUE(test::SameBytes(copy->Serialize(), bytes));
+  uint64_t missing = 0;
+  for (KeyHash h : hashes) missing += copy->Contains(h) ? 0 : 1;
+  EXPECT_EQ(missing, 0u);
+}
 
 TEST(ConfigValidation, RejectsUnsupportedConfigurations) {
   struct Bad {

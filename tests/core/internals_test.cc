@@ -339,7 +339,8 @@ TEST(InlineProbe, MatchesTableCodeOnAFullFilter) {
     // to its first bit: bucket i starts at bit i * B, whose offset within a
     // byte reaches 8 - gcd(B, 8) (0 when B is a multiple of 8).
     const int bucket_bits = config.bucket_size * config.fingerprint_bits;
-    const int max_shift = bucket_bits % 8 == 0 ? 0 : 8 - std::gcd(bucket_bits, 8);
+    const int max_shift =
+        bucket_bits % 8 == 0 ? 0 : 8 - std::gcd(bucket_bits, 8);
     const bool wide = bucket_bits + max_shift > 64 && !config.semi_sort;
     const bool narrow_semi = config.semi_sort && config.fingerprint_bits < 8;
     // Plain b*f <= 64 and semi-sorted f >= 8 are inline; the rest is not
