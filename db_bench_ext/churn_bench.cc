@@ -113,8 +113,8 @@ namespace {
 
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
+using rocksdb_cuckoo::FilteredDBStats;
 using rocksdb_cuckoo::LiveKeyFilter;
-using rocksdb_cuckoo::LiveKeyFilterStats;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
@@ -502,7 +502,7 @@ class ModeRunner {
 
   void Finish() {
     if (fdb_ != nullptr) {
-      LiveKeyFilterStats s;
+      FilteredDBStats s;
       Check(fdb_->GetFilterStats(nullptr, &s), "stats");
       result.maybe_checks = s.maybe_checks;
       result.bits_per_key = s.bits_per_key;
@@ -599,7 +599,7 @@ class ModeRunner {
     c.fpr_never = FilterFpr();
     c.fpr_deleted = DeletedFpr(cp);
     if (fdb_ != nullptr) {
-      LiveKeyFilterStats s;
+      FilteredDBStats s;
       fdb_->GetFilterStats(nullptr, &s);
       c.bits_per_key = s.bits_per_key;
       c.filter_bytes = s.table_bytes;
