@@ -26,7 +26,13 @@ cuckoo_SOURCES-y = \
 	plugin/core/table_ops.cc \
 	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
 	plugin/cuckoo/sst/policy_config.cc \
-	plugin/cuckoo/live/filtered_db.cc \
+	plugin/cuckoo/live/filtered_db_open.cc \
+	plugin/cuckoo/live/filtered_db_read.cc \
+	plugin/cuckoo/live/filtered_db_rebuild.cc \
+	plugin/cuckoo/live/filtered_db_write.cc \
+	plugin/cuckoo/live/rebuilder.cc \
+	plugin/cuckoo/live/snapshot_store.cc \
+	plugin/cuckoo/live/write_plan.cc \
 	plugin/cuckoo/plugin_registrar.cc
 
 cuckoo_SOURCES += $(cuckoo_SOURCES-y)

@@ -108,13 +108,24 @@ DEFINE_double(bloom_bits_per_key, 0,
 DEFINE_bool(wait_for_compaction, true,
             "let compactions settle before the final Gets");
 DEFINE_string(csv_prefix, "", "write each table as <prefix>_<table>.csv");
+DEFINE_string(bench, "churn",
+              "churn: the sliding-window report above; writers: write "
+              "throughput only (see RunWriters)");
+DEFINE_string(writer_threads, "1,4",
+              "writers bench: numbers of concurrent writer threads");
+DEFINE_string(writer_modes, "plain,cuckoo",
+              "writers bench: modes (plain, cuckoo, cuckoo_unique); ratios "
+              "are against plain");
+DEFINE_uint64(reps, 7, "writers bench: repetitions (medians reported)");
+DEFINE_uint64(rep_ops, 0,
+              "writers bench: churn writes per repetition and mode (0 = num)");
 
 namespace {
 
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
+using rocksdb_cuckoo::FilteredDBStats;
 using rocksdb_cuckoo::LiveKeyFilter;
-using rocksdb_cuckoo::LiveKeyFilterStats;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
@@ -502,7 +513,7 @@ class ModeRunner {
 
   void Finish() {
     if (fdb_ != nullptr) {
-      LiveKeyFilterStats s;
+      FilteredDBStats s;
       Check(fdb_->GetFilterStats(nullptr, &s), "stats");
       result.maybe_checks = s.maybe_checks;
       result.bits_per_key = s.bits_per_key;
@@ -599,7 +610,7 @@ class ModeRunner {
     c.fpr_never = FilterFpr();
     c.fpr_deleted = DeletedFpr(cp);
     if (fdb_ != nullptr) {
-      LiveKeyFilterStats s;
+      FilteredDBStats s;
       fdb_->GetFilterStats(nullptr, &s);
       c.bits_per_key = s.bits_per_key;
       c.filter_bytes = s.table_bytes;
@@ -687,11 +698,274 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
 
 }  // namespace
 
+// ---------------------------------------------------------------- writers
+// bench
+//
+// --bench=writers: for each T in --writer_threads, one fresh DB per mode
+// (plain RocksDB, FilteredDB exact mode, ...) is filled with --num keys;
+// then --reps repetitions, each running --rep_ops churn writes per mode with
+// T threads (each thread alternately Puts a new key and Deletes the oldest
+// live key of its own sliding window: 50% Put of new keys, 50% Delete of
+// live keys). The modes run one after the other inside a repetition, in an
+// order that rotates per repetition, so that machine noise and background
+// compactions hit them alike. Reported: writes/s per repetition and mode,
+// the ratio to plain of each repetition, and medians. Then --neg_gets
+// single-threaded negative Gets (half deleted, half never-inserted keys)
+// per mode: the speedup over plain. Every live key of a sample is checked
+// to be found (errors must be 0).
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// One DB of the writers bench; thread t of T owns the key indexes
+// j * T + t (j = 0, 1, ...), a sliding window [oldest[t], next[t]) of them.
+class WriterDb {
+ public:
+  WriterDb(const std::string& mode, uint64_t threads)
+      : mode_(mode), threads_(threads), next_(threads, 0), oldest_(threads, 0) {
+    path_ = FLAGS_db + "/writers_" + mode + "_" + std::to_string(threads);
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(FLAGS_db);
+    if (mode == "plain") {
+#if ROCKSDB_MAJOR >= 10
+      Check(DB::Open(DbOptions(), path_, &plain_), "open");
+#else
+      DB* raw = nullptr;
+      Check(DB::Open(DbOptions(), path_, &raw), "open");
+      plain_.reset(raw);
+#endif
+      db_ = plain_.get();
+    } else if (mode == "cuckoo" || mode == "cuckoo_unique") {
+      FilteredDBOptions fopts;
+      fopts.filter.initial_capacity = FLAGS_num;
+      fopts.assume_unique_writes = mode == "cuckoo_unique";
+      Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
+      db_ = fdb_.get();
+    } else {
+      fprintf(stderr, "unknown writer mode %s\n", mode.c_str());
+      exit(1);
+    }
+  }
+  ~WriterDb() {
+    fdb_.reset();
+    plain_.reset();
+    std::filesystem::remove_all(path_);
+  }
+  const std::string& mode() const { return mode_; }
+  FilteredDB* fdb() const { return fdb_.get(); }
+
+  uint64_t Index(uint64_t t, uint64_t j) const { return j * threads_ + t; }
+
+  void Fill(uint64_t n) {
+    const uint64_t per_thread = n / threads_;
+    for (uint64_t j = 0; j < per_thread; ++j) {
+      for (uint64_t t = 0; t < threads_; ++t) {
+        const uint64_t i = Index(t, next_[t]++);
+        Check(db_->Put(WriteOptions(), MakeKey(i), ValueOf(i)), "fill put");
+      }
+    }
+  }
+
+  // `writes` churn writes split over the threads; returns seconds.
+  double Churn(uint64_t writes) {
+    const uint64_t pairs = writes / 2 / threads_;
+    std::vector<std::thread> workers;
+    const auto start = Clock::now();
+    for (uint64_t t = 0; t < threads_; ++t) {
+      workers.emplace_back([this, t, pairs] {
+        for (uint64_t p = 0; p < pairs; ++p) {
+          const uint64_t i = Index(t, next_[t]++);
+          Check(db_->Put(WriteOptions(), MakeKey(i), ValueOf(i)), "put");
+          Check(db_->Delete(WriteOptions(), MakeKey(Index(t, oldest_[t]++))),
+                "delete");
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    return Seconds(start, Clock::now());
+  }
+
+  // Negative Gets of the given keys; returns Gets per second. Counts
+  // answers other than NotFound as errors.
+  double NegativeGets(const std::vector<std::string>& keys, uint64_t* errors) {
+    PinnableSlice value;
+    const auto start = Clock::now();
+    for (const auto& key : keys) {
+      value.Reset();
+      *errors +=
+          !db_->Get(ReadOptions(), db_->DefaultColumnFamily(), key, &value)
+               .IsNotFound();
+    }
+    return double(keys.size()) / Seconds(start, Clock::now());
+  }
+
+  // A sample of live and deleted keys answers as expected.
+  uint64_t CheckSample(uint64_t samples) const {
+    uint64_t errors = 0;
+    std::mt19937_64 rng(FLAGS_seed + 11);
+    std::string value;
+    for (uint64_t q = 0; q < samples; ++q) {
+      const uint64_t t = rng() % threads_;
+      if (next_[t] == oldest_[t]) continue;
+      const uint64_t live =
+          Index(t, oldest_[t] + rng() % (next_[t] - oldest_[t]));
+      errors += !db_->Get(ReadOptions(), MakeKey(live), &value).ok();
+      if (oldest_[t] > 0) {
+        const uint64_t dead = Index(t, rng() % oldest_[t]);
+        errors += !db_->Get(ReadOptions(), MakeKey(dead), &value).IsNotFound();
+      }
+    }
+    return errors;
+  }
+
+  // Deleted keys (of thread 0's range) for the negative Gets.
+  std::string DeletedKey(uint64_t r) const {
+    const uint64_t t = r % threads_;
+    return MakeKey(
+        Index(t, (r / threads_) % std::max<uint64_t>(1, oldest_[t])));
+  }
+
+  void WaitForCompactions() {
+    for (int i = 0; i < 600; ++i) {
+      uint64_t pending = 0, running = 0, flushes = 0;
+      db_->GetIntProperty("rocksdb.compaction-pending", &pending);
+      db_->GetIntProperty("rocksdb.num-running-compactions", &running);
+      db_->GetIntProperty("rocksdb.num-running-flushes", &flushes);
+      if (pending == 0 && running == 0 && flushes == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+ private:
+  std::string mode_, path_;
+  uint64_t threads_;
+  std::vector<uint64_t> next_, oldest_;
+  std::unique_ptr<DB> plain_;
+  std::unique_ptr<FilteredDB> fdb_;
+  DB* db_ = nullptr;
+};
+
+int RunWriters() {
+  const std::vector<std::string> modes = SplitList(FLAGS_writer_modes);
+  if (modes.empty() || modes.front() != "plain") {
+    fprintf(stderr, "--writer_modes must start with plain\n");
+    return 1;
+  }
+  const uint64_t rep_ops = FLAGS_rep_ops ? FLAGS_rep_ops : FLAGS_num;
+  printf("churn_bench --bench=writers: N=%" PRIu64 " live keys, %" PRIu64
+         " writes per repetition and mode (50%% Put new, 50%% Delete live), "
+         "%" PRIu64 " repetitions, value %" PRIu64 " B, memtable %" PRIu64
+         " MiB, SST bloom %d bits/key\n",
+         FLAGS_num, rep_ops, FLAGS_reps, FLAGS_value_size,
+         FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
+  Table reps("writer_reps",
+             {"threads", "rep", "mode", "writes_per_sec", "ratio_vs_plain"});
+  Table summary(
+      "writer_summary",
+      {"threads", "mode", "median_writes_per_sec", "median_ratio_vs_plain",
+       "min_ratio", "max_ratio", "maybe_checks_per_write", "neg_gets_per_sec",
+       "neg_speedup_vs_plain", "errors"});
+  for (const std::string& threads_text : SplitList(FLAGS_writer_threads)) {
+    const uint64_t threads = std::stoull(threads_text);
+    std::vector<std::unique_ptr<WriterDb>> dbs;
+    for (const auto& m : modes)
+      dbs.push_back(std::make_unique<WriterDb>(m, threads));
+    fprintf(stderr, "[%" PRIu64 " writers] fill\n", threads);
+    for (auto& d : dbs) d->Fill(FLAGS_num);
+    for (auto& d : dbs) d->WaitForCompactions();
+    std::vector<std::vector<double>> wps(modes.size()), ratio(modes.size());
+    for (uint64_t r = 0; r < FLAGS_reps; ++r) {
+      std::vector<double> secs(modes.size());
+      for (size_t k = 0; k < modes.size(); ++k) {
+        const size_t m = (k + r) % modes.size();  // rotating order
+        secs[m] = dbs[m]->Churn(rep_ops);
+      }
+      for (size_t m = 0; m < modes.size(); ++m) {
+        wps[m].push_back(double(rep_ops) / secs[m]);
+        ratio[m].push_back(wps[m].back() / wps[0].back());
+        reps.Add({U(threads), U(r), modes[m], Fmt(wps[m].back(), "%.0f"),
+                  Fmt(ratio[m].back(), "%.3f")});
+      }
+      fprintf(stderr,
+              "[%" PRIu64 " writers] rep %" PRIu64 ": cuckoo/plain %.3f\n",
+              threads, r, modes.size() > 1 ? ratio[1].back() : 1.0);
+    }
+    // Negative Gets: the same keys for every mode, in lockstep chunks.
+    std::mt19937_64 rng(FLAGS_seed * 7 + 1);
+    std::vector<std::string> neg;
+    for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
+      neg.push_back(q % 2 ? dbs[0]->DeletedKey(rng())
+                          : MakeKey(kNeverBase + (uint64_t{2} << 40) +
+                                    rng() % (uint64_t{1} << 40)));
+    }
+    for (auto& d : dbs) d->WaitForCompactions();
+    std::vector<double> neg_secs(modes.size());
+    std::vector<uint64_t> errors(modes.size());
+    const size_t chunk = 10000;
+    for (size_t start = 0; start < neg.size(); start += chunk) {
+      const std::vector<std::string> part(
+          neg.begin() + start,
+          neg.begin() + std::min(neg.size(), start + chunk));
+      for (size_t m = 0; m < modes.size(); ++m) {
+        neg_secs[m] +=
+            double(part.size()) / dbs[m]->NegativeGets(part, &errors[m]);
+      }
+    }
+    for (size_t m = 0; m < modes.size(); ++m) {
+      errors[m] += dbs[m]->CheckSample(20000);
+      const double neg_rate = double(neg.size()) / neg_secs[m];
+      const double plain_rate = double(neg.size()) / neg_secs[0];
+      std::string checks_per_write = "";
+      if (dbs[m]->fdb() != nullptr) {
+        FilteredDBStats s;
+        Check(dbs[m]->fdb()->GetFilterStats(nullptr, &s), "stats");
+        checks_per_write = Fmt(
+            double(s.maybe_checks) / double(FLAGS_num + FLAGS_reps * rep_ops),
+            "%.3f");
+      }
+      const auto [lo, hi] =
+          std::minmax_element(ratio[m].begin(), ratio[m].end());
+      summary.Add({U(threads), modes[m], Fmt(Median(wps[m]), "%.0f"),
+                   Fmt(Median(ratio[m]), "%.3f"), Fmt(*lo, "%.3f"),
+                   Fmt(*hi, "%.3f"), checks_per_write, Fmt(neg_rate, "%.0f"),
+                   Fmt(neg_rate / plain_rate, "%.2f"), U(errors[m])});
+    }
+  }
+  reps.Print();
+  reps.WriteCsv();
+  summary.Print();
+  summary.WriteCsv();
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key "
       "filter");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_bench == "writers") return RunWriters();
+  if (FLAGS_bench != "churn") {
+    fprintf(stderr, "--bench must be churn or writers\n");
+    return 1;
+  }
   const uint64_t n = FLAGS_num;
   const uint64_t churn =
       (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * n) & ~uint64_t{1};

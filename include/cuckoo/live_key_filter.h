@@ -66,8 +66,9 @@ struct LiveKeyFilterOptions {
 // Returns "" if the options are valid, otherwise a message.
 std::string ValidateLiveKeyFilterOptions(const LiveKeyFilterOptions& options);
 
-// Figures of one filter. Filter fields come from LiveKeyFilter::GetStats;
-// FilteredDB::GetFilterStats adds the database-side counters.
+// Figures of one filter (LiveKeyFilter::GetStats). FilteredDB reports them
+// together with its own database-side counters (FilteredDBStats in
+// rocksdb_cuckoo/filtered_db.h).
 struct LiveKeyFilterStats {
   // ---- current table
   uint64_t num_keys = 0;  // fingerprints stored
@@ -86,24 +87,13 @@ struct LiveKeyFilterStats {
   uint64_t insert_no_room = 0;  // Insert found the table too full
   uint64_t relocations = 0;     // entries moved by inserts (current table)
   uint64_t rebuilds = 0;        // tables replaced (growth, reload, repair)
-  uint64_t growths = 0;         // FilteredDB: rebuilds started by a full table
   // ---- reader counters (per-thread slots; may undercount slightly when
   // more than 32 threads read concurrently)
   uint64_t lookups = 0;       // MayContain* keys answered from the table
-                              // (FilteredDB: reads and the writer's checks)
   uint64_t absent = 0;        // ... of which answered "absent"
   uint64_t read_retries = 0;  // optimistic reads repeated (raced a move)
   bool rebuild_in_progress = false;
   bool bypassed = false;  // SetBypass(true): every key "may be present"
-  // ---- FilteredDB counters (0 in LiveKeyFilter::GetStats)
-  uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
-  uint64_t maybe_checks_live = 0;  // ... that found the key live
-  uint64_t check_errors = 0;       // ... that failed (resolved conservatively)
-  uint64_t assumed_unique = 0;     // checks skipped (assume_unique_writes)
-  uint64_t range_deleted = 0;      // live keys erased by DeleteRange
-  uint64_t keys_scanned = 0;       // keys read by rebuild scans
-  bool loaded_from_snapshot = false;  // at open
-  std::string snapshot_status;        // at open: "used", "none", or why ignored
 };
 
 class LiveKeyFilter {

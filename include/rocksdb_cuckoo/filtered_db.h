@@ -123,6 +123,21 @@ struct FilteredDBOptions {
       progress_callback;
 };
 
+// The figures of one filtered column family: its filter's (LiveKeyFilterStats,
+// from LiveKeyFilter::GetStats; "lookups" there also counts the writers'
+// checks) plus FilteredDB's own database-side counters.
+struct FilteredDBStats : LiveKeyFilterStats {
+  uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
+  uint64_t maybe_checks_live = 0;  // ... that found the key live
+  uint64_t check_errors = 0;       // ... that failed (resolved conservatively)
+  uint64_t assumed_unique = 0;     // checks skipped (assume_unique_writes)
+  uint64_t range_deleted = 0;      // live keys erased by DeleteRange
+  uint64_t keys_scanned = 0;       // keys read by rebuild scans
+  uint64_t growths = 0;            // rebuilds started by a full table
+  bool loaded_from_snapshot = false;  // at open
+  std::string snapshot_status;        // at open: "used", "none", or why ignored
+};
+
 class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
  public:
   // Opens the default column family only.
@@ -153,7 +168,7 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // the column family has no filter. Thread-safe, lock-free.
   virtual ROCKSDB_NAMESPACE::Status GetFilterStats(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family,
-      LiveKeyFilterStats* stats) const = 0;
+      FilteredDBStats* stats) const = 0;
   // The filter of a column family (nullptr if none), for direct lock-free
   // MayContain queries. Owned by this object.
   virtual const LiveKeyFilter* GetLiveKeyFilter(

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "open: %s\n", s.ToString().c_str());
     return 1;
   }
-  rocksdb_cuckoo::LiveKeyFilterStats stats;
+  rocksdb_cuckoo::FilteredDBStats stats;
   db->GetFilterStats(nullptr, &stats);
   printf("snapshot=%s\n", stats.snapshot_status.c_str());
   fflush(stdout);

@@ -221,7 +221,7 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
             .count();
     uint64_t writes = 0;
     for (auto& w : writers) writes += w.ops.load();
-    LiveKeyFilterStats s;
+    FilteredDBStats s;
     db->GetFilterStats(nullptr, &s);
     // Reads are only summed at the end; the filter's lookup counter is a
     // lower bound of them meanwhile.
@@ -235,7 +235,7 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   uint64_t writes = 0;
   for (auto& w : writers) writes += w.ops.load();
   db->WaitForFilterRebuilds();
-  LiveKeyFilterStats s;
+  FilteredDBStats s;
   ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
   printf(
       "stress: %llu write ops, %llu reads, %llu checked, %llu growths, %llu "

@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -9,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "open_db.h"
@@ -40,8 +42,8 @@ using test::TempDir;
 
 using Model = std::map<std::string, std::string>;
 
-LiveKeyFilterStats Stats(FilteredDB* db, ColumnFamilyHandle* cf = nullptr) {
-  LiveKeyFilterStats s;
+FilteredDBStats Stats(FilteredDB* db, ColumnFamilyHandle* cf = nullptr) {
+  FilteredDBStats s;
   EXPECT_TRUE(db->GetFilterStats(cf, &s).ok());
   return s;
 }
@@ -136,7 +138,7 @@ TEST(FilteredDB, PutGetDeleteAndCounters) {
   std::string v2;
   EXPECT_FALSE(db->KeyMayExist(ReadOptions(), "pear", &v2));
 
-  LiveKeyFilterStats s = Stats(db.get());
+  FilteredDBStats s = Stats(db.get());
   EXPECT_EQ(s.num_keys, 1u);
   EXPECT_EQ(s.inserts, 1u);
   EXPECT_EQ(s.maybe_checks, 0u);  // "apple" was absent from the filter
@@ -194,7 +196,7 @@ TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
     }
   }
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3000));
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_EQ(s.maybe_checks, 0u);
   EXPECT_GE(s.assumed_unique,
             2000u);  // every delete, plus puts on false positives
@@ -418,7 +420,7 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
   }
   db->WaitForFilterRebuilds();
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kUniverse));
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_GT(reopens, 0);
   EXPECT_EQ(s.check_errors, 0u);
   if (param.assume_unique) {
@@ -513,7 +515,7 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
   EXPECT_TRUE(db->HasFilter(handles[0]));
   EXPECT_TRUE(db->HasFilter(handles[1]));
   EXPECT_FALSE(db->HasFilter(handles[2]));
-  LiveKeyFilterStats unused;
+  FilteredDBStats unused;
   EXPECT_TRUE(db->GetFilterStats(handles[2], &unused).IsNotFound());
   EXPECT_EQ(db->GetLiveKeyFilter(handles[2]), nullptr);
 
@@ -559,7 +561,7 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
     std::vector<Slice> keys(key_strings.begin(), key_strings.end());
     std::vector<PinnableSlice> values(keys.size());
     std::vector<Status> st(keys.size());
-    LiveKeyFilterStats before;
+    FilteredDBStats before;
     ASSERT_TRUE(db->GetFilterStats(handles[0], &before).ok());
     db->MultiGet(ReadOptions(), keys.size(), cfs.data(), keys.data(),
                  values.data(), st.data());
@@ -573,7 +575,7 @@ TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
         EXPECT_EQ(values[i].ToString(), it->second) << i;
       }
     }
-    LiveKeyFilterStats after;
+    FilteredDBStats after;
     ASSERT_TRUE(db->GetFilterStats(handles[0], &after).ok());
     EXPECT_GT(after.absent,
               before.absent);  // the filter answered, not only the DB
@@ -638,7 +640,7 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
   Model model;
   for (int i = 0; i < kKeys; ++i) model[Key(i)] = "v";
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, kKeys + 100));
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_GT(s.capacity, 40 * initial_capacity);
   EXPECT_GE(s.growths, 3u);
   EXPECT_GE(s.rebuilds, 4u);  // the open build plus growths
@@ -657,6 +659,33 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<GrowthParam>& info) {
       return info.param.name;
     });
+
+// A finished background rebuild is installed by its own thread (it waits
+// for the write lock), not only by the next write: after the last write the
+// grown table goes live without any further call.
+TEST(FilteredDB, BackgroundRebuildInstallsItselfWithoutFurtherWrites) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions(500);
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  const uint64_t rebuilds_before = Stats(db.get()).rebuilds;  // open build
+  int written = 0;
+  while (Stats(db.get()).growths == 0) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(written++), "v").ok());
+    ASSERT_LT(written, 100000);
+  }
+  bool installed = false;
+  for (int i = 0; i < 3000 && !installed; ++i) {  // up to 30 s
+    const FilteredDBStats s = Stats(db.get());
+    installed = !s.rebuild_in_progress && s.rebuilds > rebuilds_before;
+    if (!installed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(installed);
+  Model model;
+  for (int i = 0; i < written; ++i) model[Key(i)] = "v";
+  ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, written + 100));
+}
 
 // ------------------------------------------------------------------ churn
 
@@ -691,7 +720,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
   for (int i = 0; i < kN; ++i)
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   const double fpr0 = measure_fpr(1);
-  const LiveKeyFilterStats s0 = Stats(db.get());
+  const FilteredDBStats s0 = Stats(db.get());
   ASSERT_EQ(s0.num_keys, uint64_t(kN));
   std::vector<double> fprs;
   for (int op = 0; op < 10 * kN; op += 2) {
@@ -700,7 +729,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
     ASSERT_TRUE(db->Delete(WriteOptions(), Key(next - kN)).ok());
   }
   const double fpr1 = measure_fpr(2);
-  const LiveKeyFilterStats s1 = Stats(db.get());
+  const FilteredDBStats s1 = Stats(db.get());
   EXPECT_EQ(s1.num_keys, uint64_t(kN));
   EXPECT_GT(fpr0, 0.0);
   EXPECT_NEAR(fpr1, fpr0, 0.2 * fpr0)
@@ -768,7 +797,7 @@ TEST(FilteredDBRecovery, RebuildsAfterAProcessDiesWithoutClosing) {
   ASSERT_NO_FATAL_FAILURE(VerifyModel(db.get(), model, 3100));
   // The DB's key estimate may be low: a growth can follow the open build.
   db->WaitForFilterRebuilds();
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
   EXPECT_EQ(s.snapshot_status, "none");
   EXPECT_GE(s.keys_scanned, model.size());
@@ -805,7 +834,7 @@ TEST(FilteredDBRecovery, CleanCloseSnapshotIsUsed) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_TRUE(s.loaded_from_snapshot);
   EXPECT_EQ(s.snapshot_status, "used");
   EXPECT_EQ(s.keys_scanned, 0u);  // no rebuild scan
@@ -834,7 +863,7 @@ TEST(FilteredDBRecovery, StaleSnapshotIsIgnored) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
   // The crash writer's open consumed the snapshot (removed it): a process
   // that dies after writing cannot leave a snapshot that a later open
@@ -908,7 +937,7 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
         FilteredDB::Open(test::TestOptions(), dir.Sub("db"), no_persist, &db)
             .ok());
     db->WaitForFilterRebuilds();
-    const LiveKeyFilterStats s = Stats(db.get());
+    const FilteredDBStats s = Stats(db.get());
     EXPECT_FALSE(s.loaded_from_snapshot);
     EXPECT_NE(s.snapshot_status.find(c.expected_reason), std::string::npos)
         << s.snapshot_status;
@@ -921,7 +950,7 @@ TEST(FilteredDBRecovery, CorruptedOrForeignSnapshotIsIgnored) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.Sub("db"), fopts, &db).ok());
-  const LiveKeyFilterStats s = Stats(db.get());
+  const FilteredDBStats s = Stats(db.get());
   EXPECT_FALSE(s.loaded_from_snapshot);
   EXPECT_NE(s.snapshot_status.find("another DB"), std::string::npos)
       << s.snapshot_status;

@@ -1,0 +1,55 @@
+// The per-column-family state of FilteredDB (internal).
+#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_
+#define ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cuckoo/live_key_filter.h"
+#include "rebuilder.h"
+#include "rocksdb/comparator.h"
+#include "rocksdb/db.h"
+#include "rocksdb_cuckoo/filtered_db.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+// FilteredDB's database-side counters of one column family (written by the
+// writers and the rebuild scans, read lock-free by GetFilterStats).
+struct CfCounters {
+  std::atomic<uint64_t> maybe_checks{0};
+  std::atomic<uint64_t> maybe_checks_live{0};
+  std::atomic<uint64_t> check_errors{0};
+  std::atomic<uint64_t> assumed_unique{0};
+  std::atomic<uint64_t> range_deleted{0};
+  std::atomic<uint64_t> keys_scanned{0};
+  std::atomic<uint64_t> growths{0};
+
+  void Add(std::atomic<uint64_t>* counter, uint64_t n = 1) {
+    counter->fetch_add(n, std::memory_order_relaxed);
+  }
+  // Copies the counters into the FilteredDB-specific fields of *stats.
+  void CopyTo(FilteredDBStats* stats) const;
+};
+
+// One filtered column family.
+struct CfState {
+  uint32_t id = 0;
+  std::string name;
+  ROCKSDB_NAMESPACE::ColumnFamilyHandle* handle = nullptr;  // caller-owned
+  const ROCKSDB_NAMESPACE::Comparator* comparator = nullptr;
+  std::unique_ptr<LiveKeyFilter> filter;
+  std::atomic<bool> dropped{false};
+  CfCounters counters;
+  bool loaded_from_snapshot = false;  // set at open
+  std::string snapshot_status;        // set at open
+  std::unique_ptr<Rebuilder> rebuilder;
+  int consecutive_failures = 0;  // writer lock
+};
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_

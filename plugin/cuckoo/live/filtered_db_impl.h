@@ -1,0 +1,243 @@
+// FilteredDBImpl: the StackableDB that keeps one LiveKeyFilter per opted-in
+// column family (internal). See include/rocksdb_cuckoo/filtered_db.h for the
+// contract. The class is split by concern, as RocksDB's db/db_impl/:
+//   filtered_db_read.cc     Get / MultiGet / KeyMayExist answered by filters
+//   filtered_db_write.cc    the write protocol (write_plan.h plans it)
+//   filtered_db_rebuild.cc  synchronous and background rebuilds (growth;
+//                           rebuilder.h runs the background scan)
+//   filtered_db_open.cc     Open, Init, Close, snapshots (snapshot_store.h),
+//                           ingestion, dropped column families, stats
+//
+// Write protocol (all under write_mu_, the "writer lock"):
+//   1. Plan: for every key the write touches, decide whether it is live
+//      before the write (filter "absent" => no; DeleteRange => iterator;
+//      otherwise a point read, or the assume_unique_writes promise) and after
+//      it (replaying the write's operations in order).
+//   2. Insert the keys that become live into the filter.
+//   3. Write to the DB.
+//   4. Erase the keys that stopped being live (only if the write succeeded).
+// At every instant the filter is therefore a superset of the live keys, and
+// a reader (which only reads the filter, then the DB) cannot miss a key.
+#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
+#define ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cf_state.h"
+#include "rocksdb/version.h"
+#include "rocksdb_cuckoo/filtered_db.h"
+#include "snapshot_store.h"
+#include "write_plan.h"
+
+// RocksDB 9.0: Get/MultiGet overloads final (see the read entry points).
+#define CUCKOO_DB_READS_FINAL (ROCKSDB_MAJOR >= 9)
+// RocksDB 10.0: DB::Open takes std::unique_ptr<DB>* (11.0 drops DB**).
+#define CUCKOO_DB_OPEN_UNIQUE_PTR (ROCKSDB_MAJOR >= 10)
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
+ public:
+  using ColumnFamilyHandle = ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+  using DB = ROCKSDB_NAMESPACE::DB;
+  using Iterator = ROCKSDB_NAMESPACE::Iterator;
+  using PinnableSlice = ROCKSDB_NAMESPACE::PinnableSlice;
+  using ReadOptions = ROCKSDB_NAMESPACE::ReadOptions;
+  using SequenceNumber = ROCKSDB_NAMESPACE::SequenceNumber;
+  using Slice = ROCKSDB_NAMESPACE::Slice;
+  using Status = ROCKSDB_NAMESPACE::Status;
+  using WriteOptions = ROCKSDB_NAMESPACE::WriteOptions;
+  using Builder = LiveKeyFilter::Builder;
+
+  FilteredDBImpl(DB* db, const FilteredDBOptions& options,
+                 std::string open_state);
+  ~FilteredDBImpl() override;
+
+  // Builds or loads the filters of the handles that are opted in.
+  Status Init(const std::vector<ColumnFamilyHandle*>& handles);
+
+  // ------------------------------------------------------------ reads
+  // Read entry points. RocksDB 9.0 made every Get/MultiGet overload final
+  // except two pure virtual ones, which all others call: the Get with a
+  // timestamp output and the multi-column-family batched MultiGet. Before
+  // 9.0 the 4-argument Get and the vector and single-family batched
+  // MultiGet are the ones callers reach (StackableDB forwards each).
+  using StackableDB::Get;
+#if CUCKOO_DB_READS_FINAL
+  Status Get(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
+             PinnableSlice* value, std::string* timestamp) override;
+#else
+  Status Get(const ReadOptions& ro, ColumnFamilyHandle* cf, const Slice& key,
+             PinnableSlice* value) override;
+#endif
+  using StackableDB::GetEntity;
+  Status GetEntity(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key,
+                   ROCKSDB_NAMESPACE::PinnableWideColumns* columns) override;
+  using StackableDB::GetMergeOperands;
+  Status GetMergeOperands(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                          const Slice& key, PinnableSlice* slices,
+                          ROCKSDB_NAMESPACE::GetMergeOperandsOptions* opts,
+                          int* count) override;
+  using StackableDB::KeyMayExist;
+  bool KeyMayExist(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key, std::string* value,
+                   bool* value_found) override;
+  using StackableDB::MultiGet;
+#if CUCKOO_DB_READS_FINAL
+  void MultiGet(const ReadOptions& ro, size_t num_keys,
+                ColumnFamilyHandle** cfs, const Slice* keys,
+                PinnableSlice* values, std::string* timestamps,
+                Status* statuses, bool sorted_input) override;
+#else
+  std::vector<Status> MultiGet(const ReadOptions& ro,
+                               const std::vector<ColumnFamilyHandle*>& cfs,
+                               const std::vector<Slice>& keys,
+                               std::vector<std::string>* values) override;
+  void MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf, size_t num_keys,
+                const Slice* keys, PinnableSlice* values, Status* statuses,
+                bool sorted_input) override;
+  void MultiGet(const ReadOptions& ro, size_t num_keys,
+                ColumnFamilyHandle** cfs, const Slice* keys,
+                PinnableSlice* values, Status* statuses,
+                bool sorted_input) override;
+#endif
+
+  // ------------------------------------------------------------ writes
+  using StackableDB::Put;
+  Status Put(const WriteOptions& wo, ColumnFamilyHandle* cf, const Slice& key,
+             const Slice& value) override;
+  using StackableDB::PutEntity;
+  Status PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                   const Slice& key,
+                   const ROCKSDB_NAMESPACE::WideColumns& columns) override;
+  using StackableDB::Delete;
+  Status Delete(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                const Slice& key) override;
+  using StackableDB::SingleDelete;
+  Status SingleDelete(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                      const Slice& key) override;
+  using StackableDB::Merge;
+  Status Merge(const WriteOptions& wo, ColumnFamilyHandle* cf, const Slice& key,
+               const Slice& value) override;
+  using StackableDB::DeleteRange;
+  Status DeleteRange(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                     const Slice& begin, const Slice& end) override;
+  Status Write(const WriteOptions& wo,
+               ROCKSDB_NAMESPACE::WriteBatch* batch) override;
+
+  // ------------------------------------------------------------ other
+  using StackableDB::IngestExternalFile;
+  Status IngestExternalFile(
+      ColumnFamilyHandle* cf, const std::vector<std::string>& files,
+      const ROCKSDB_NAMESPACE::IngestExternalFileOptions& opts) override;
+  Status IngestExternalFiles(
+      const std::vector<ROCKSDB_NAMESPACE::IngestExternalFileArg>& args)
+      override;
+  Status DropColumnFamily(ColumnFamilyHandle* cf) override {
+    return DropColumnFamilies({cf});
+  }
+  Status DropColumnFamilies(
+      const std::vector<ColumnFamilyHandle*>& cfs) override;
+  Status Close() override { return CloseImpl(); }
+
+  // ------------------------------------------------------------ FilteredDB
+  bool HasFilter(ColumnFamilyHandle* cf) const override {
+    return State(cf) != nullptr;
+  }
+  Status GetFilterStats(ColumnFamilyHandle* cf,
+                        FilteredDBStats* stats) const override;
+  const LiveKeyFilter* GetLiveKeyFilter(ColumnFamilyHandle* cf) const override {
+    const CfState* s = State(cf);
+    return s == nullptr ? nullptr : s->filter.get();
+  }
+  Status PersistFilterSnapshots() override;
+  Status RebuildFilter(ColumnFamilyHandle* cf) override;
+  void WaitForFilterRebuilds() override;
+
+ private:
+  // The state of a filtered, not dropped column family (nullptr = default).
+  CfState* State(ColumnFamilyHandle* cf) const;
+  // The state to filter a read with, or nullptr when the read must see the
+  // DB directly (snapshots, timestamps, the persisted tier).
+  const CfState* ReadState(const ReadOptions& ro, ColumnFamilyHandle* cf) const;
+  // True if the read may answer NotFound without the DB: the column family
+  // is filtered for this read and its filter rules the key out.
+  bool KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                   const Slice& key) const;
+  // Batched reads: answers NotFound for the keys that the filters rule out
+  // and passes the others, in order (so sorted input stays sorted), to
+  // forward(m, cfs, keys, values, statuses). cfs[i] is the family of keys[i].
+  template <typename Forward>
+  void FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
+                        ColumnFamilyHandle* const* cfs, const Slice* keys,
+                        PinnableSlice* values, Status* statuses,
+                        Forward&& forward);
+
+  // Writes (filtered_db_write.cc).
+  template <typename WriteFn>
+  Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
+                       WriteFn&& write);
+  // The same for a single-key write, without allocations.
+  template <typename WriteFn>
+  Status WriteOne(const WriteOptions& wo, CfState* s, OpType type,
+                  const Slice& key, WriteFn&& write);
+  // LivenessOracle (writer lock held).
+  Status ResolveBefore(KeyPlan* k) override;
+  Status ForEachLiveKey(CfState* cf, const Slice& begin, const Slice& end,
+                        const std::function<void(const Slice&)>& fn) override;
+  Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
+  // After a write to s: starts a growth if the table is full enough.
+  void AfterWriteLocked(CfState* s);
+
+  // Rebuilds (filtered_db_rebuild.cc).
+  Status ScanInto(CfState* s, Iterator* it, Builder* builder, uint64_t* scanned,
+                  bool* overflow);
+  Status SyncRebuildLocked(CfState* s, uint64_t capacity,
+                           const std::vector<uint64_t>& pending);
+  void StartBackgroundRebuildLocked(CfState* s, uint64_t capacity);
+  std::unique_ptr<Rebuilder> NewRebuilder(CfState* s);
+  void CommitFinishedRebuildsLocked();
+  void CommitIfReadyLocked(CfState* s);
+  void WaitAndCommitLocked(CfState* s);
+  void InstallResultLocked(CfState* s, std::unique_ptr<Builder> builder,
+                           const Status& scan_status);
+  void StopBackgroundWork();
+  void Progress(const CfState* s, uint64_t scanned, bool done);
+
+  // Open, close, snapshots (filtered_db_open.cc).
+  Status LoadOrBuild(CfState* s);
+  LiveKeyFilter::SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
+                                           const std::string& db_state) const;
+  // Makes every write so far durable (flush of unlogged writes, WAL sync),
+  // so that the sequence number recorded next cannot be lost by a crash.
+  Status MakeWritesDurableLocked();
+  std::string CurrentDbState() const;
+  // Removes the snapshot files of these column families (see SnapshotStore).
+  void RemoveSnapshots(const std::vector<CfState*>& states);
+  Status CloseImpl();
+  void Info(const char* format, ...) const
+      __attribute__((format(printf, 2, 3)));
+
+  const FilteredDBOptions options_;
+  const std::string open_state_;  // DbStateDigest before DB::Open
+  std::string db_id_;
+  std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log_;
+  std::unique_ptr<SnapshotStore> snapshots_;
+  std::vector<std::unique_ptr<CfState>> states_;
+  std::vector<CfState*> by_id_;  // immutable after Init
+  std::mutex write_mu_;
+  bool unlogged_writes_ = false;  // write_mu_: a disableWAL write happened
+  bool initialized_ = false;      // Init succeeded
+  bool closed_ = false;
+  Status close_status_;
+};
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_

@@ -1,0 +1,426 @@
+// FilteredDB open, close and everything around the filters' lifetime: Init
+// (load a snapshot or build from the DB), Close (persist), snapshots,
+// ingestion, dropped column families, stats, and the Open factories.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <new>
+
+#include "filtered_db_impl.h"
+#include "rocksdb/env.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::DB;
+using ROCKSDB_NAMESPACE::InfoLogLevel;
+using ROCKSDB_NAMESPACE::IngestExternalFileArg;
+using ROCKSDB_NAMESPACE::IngestExternalFileOptions;
+using ROCKSDB_NAMESPACE::SequenceNumber;
+using ROCKSDB_NAMESPACE::Status;
+
+void CfCounters::CopyTo(FilteredDBStats* stats) const {
+  stats->maybe_checks = maybe_checks.load(std::memory_order_relaxed);
+  stats->maybe_checks_live = maybe_checks_live.load(std::memory_order_relaxed);
+  stats->check_errors = check_errors.load(std::memory_order_relaxed);
+  stats->assumed_unique = assumed_unique.load(std::memory_order_relaxed);
+  stats->range_deleted = range_deleted.load(std::memory_order_relaxed);
+  stats->keys_scanned = keys_scanned.load(std::memory_order_relaxed);
+  stats->growths = growths.load(std::memory_order_relaxed);
+}
+
+FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
+                               std::string open_state)
+    : FilteredDB(db), options_(options), open_state_(std::move(open_state)) {}
+
+FilteredDBImpl::~FilteredDBImpl() {
+  CloseImpl().PermitUncheckedError();
+  // A failed Close leaves the DB open; the base destructor closes it. No
+  // thread may outlive the states.
+  StopBackgroundWork();
+}
+
+Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
+  Status s = db_->GetDbIdentity(db_id_);
+  if (!s.ok()) return s;
+  info_log_ = db_->GetDBOptions().info_log;
+  snapshots_ = std::make_unique<SnapshotStore>(
+      db_->GetEnv(), options_.snapshot_dir, info_log_);
+  const auto& wanted = options_.filtered_column_families;
+  std::vector<bool> matched(wanted.size(), false);
+  uint32_t max_id = 0;
+  for (ColumnFamilyHandle* h : handles) {
+    const std::string name = h->GetName();
+    auto pos = std::find(wanted.begin(), wanted.end(), name);
+    if (!wanted.empty() && pos == wanted.end()) continue;
+    // A name listed twice is one column family.
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i] == name) matched[i] = true;
+    }
+    if (h->GetComparator()->timestamp_size() != 0) {
+      return Status::NotSupported("FilteredDB: column family '" + name +
+                                  "' uses user-defined timestamps");
+    }
+    auto state = std::make_unique<CfState>();
+    state->id = h->GetID();
+    state->name = name;
+    state->handle = h;
+    state->comparator = h->GetComparator();
+    state->rebuilder = NewRebuilder(state.get());
+    max_id = std::max(max_id, state->id);
+    states_.push_back(std::move(state));
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (!matched[i]) {
+      return Status::InvalidArgument("FilteredDB: column family '" + wanted[i] +
+                                     "' to filter was not opened");
+    }
+  }
+  by_id_.assign(states_.empty() ? 0 : max_id + 1, nullptr);
+  for (auto& state : states_) by_id_[state->id] = state.get();
+  for (auto& state : states_) {
+    s = LoadOrBuild(state.get());
+    if (!s.ok()) return s;
+  }
+  initialized_ = true;
+  return Status::OK();
+}
+
+Status FilteredDBImpl::LoadOrBuild(CfState* s) {
+  try {
+    s->filter = std::make_unique<LiveKeyFilter>(options_.filter, 1);
+  } catch (const std::bad_alloc&) {
+    return Status::MemoryLimit("FilteredDB: cannot allocate a filter");
+  }
+  if (!snapshots_->enabled()) {
+    s->snapshot_status = "disabled";
+  } else {
+    std::string data;
+    const std::string path = snapshots_->Path(s->id);
+    Status st = snapshots_->Read(s->id, &data);
+    if (st.IsNotFound() || st.IsPathNotFound()) {
+      s->snapshot_status = "none";
+    } else if (!st.ok()) {
+      s->snapshot_status = "ignored: read error: " + st.ToString();
+    } else {
+      std::string why;
+      std::unique_ptr<Builder> builder = LiveKeyFilter::DecodeSnapshot(
+          options_.filter, data,
+          Identity(s, db_->GetLatestSequenceNumber(), open_state_), &why);
+      if (builder != nullptr && s->filter->Replace(std::move(builder))) {
+        s->snapshot_status = "used";
+        s->loaded_from_snapshot = true;
+      } else {
+        s->snapshot_status = "ignored: " + why;
+      }
+    }
+    Info("cuckoo live filter [%s]: snapshot %s: %s", s->name.c_str(),
+         path.c_str(), s->snapshot_status.c_str());
+    // Used or not, the file is consumed: from now on the DB moves on without
+    // it (a crash, a lost unsynced write, an ingestion), so no later open may
+    // match it by accident. A fresh one is written by Close / Persist.
+    if (!st.IsNotFound() && !st.IsPathNotFound()) {
+      snapshots_->Remove({s->id});
+    }
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (!s->loaded_from_snapshot) {
+    uint64_t estimate = 0;
+    db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
+    // estimate-num-keys undercounts when deletes are pending; the slack
+    // avoids an immediate growth in the common case (a growth still fixes
+    // any miss).
+    const uint64_t capacity = std::max<uint64_t>(
+        options_.filter.initial_capacity, estimate + estimate / 4);
+    Info("cuckoo live filter [%s]: building from the DB (capacity %llu keys)",
+         s->name.c_str(), static_cast<unsigned long long>(capacity));
+    Status st = SyncRebuildLocked(s, capacity, {});
+    if (!st.ok()) return st;
+  }
+  AfterWriteLocked(s);  // grows if the DB had more keys than estimated
+  return Status::OK();
+}
+
+LiveKeyFilter::SnapshotIdentity FilteredDBImpl::Identity(
+    const CfState* s, SequenceNumber seq, const std::string& db_state) const {
+  LiveKeyFilter::SnapshotIdentity id;
+  id.sequence = seq;
+  id.db_state = db_state;
+  id.db_id = db_id_;
+  id.cf_id = s->id;
+  id.cf_name = s->name;
+  return id;
+}
+
+std::string FilteredDBImpl::CurrentDbState() const {
+  return DbStateDigest(db_->GetEnv(), db_->GetName(),
+                       db_->GetDBOptions().wal_dir);
+}
+
+void FilteredDBImpl::RemoveSnapshots(const std::vector<CfState*>& states) {
+  std::vector<uint32_t> ids;
+  for (const CfState* s : states) ids.push_back(s->id);
+  snapshots_->Remove(ids);
+}
+
+Status FilteredDBImpl::PersistFilterSnapshots() {
+  if (options_.snapshot_dir.empty()) {
+    return Status::InvalidArgument("FilteredDB: no snapshot_dir configured");
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status st = MakeWritesDurableLocked();
+  if (!st.ok()) return st;
+  const SequenceNumber seq = db_->GetLatestSequenceNumber();
+  const std::string state = CurrentDbState();
+  if (state.empty())
+    return Status::IOError(
+        "FilteredDB: cannot read the DB's MANIFEST/WAL state");
+  for (auto& s : states_) {
+    if (s->dropped.load(std::memory_order_relaxed)) continue;
+    st = snapshots_->Write(
+        s->id, s->filter->EncodeSnapshot(Identity(s.get(), seq, state)));
+    if (!st.ok()) return st;
+  }
+  return Status::OK();
+}
+
+Status FilteredDBImpl::MakeWritesDurableLocked() {
+  if (unlogged_writes_) {
+    // Writes without WAL would be lost by a crash while the DB keeps its
+    // sequence number: make them durable before recording the sequence.
+    std::vector<ColumnFamilyHandle*> handles;
+    for (auto& s : states_) {
+      if (!s->dropped.load(std::memory_order_relaxed))
+        handles.push_back(s->handle);
+    }
+    Status st = db_->Flush(ROCKSDB_NAMESPACE::FlushOptions(), handles);
+    if (!st.ok()) return st;
+    unlogged_writes_ = false;
+  }
+  // manual_wal_flush keeps writes in RocksDB's buffer, and the OS may lose
+  // unsynced WAL bytes: flush and sync the WAL (issue 9, item 2).
+  return db_->FlushWAL(/*sync=*/true);
+}
+
+Status FilteredDBImpl::IngestExternalFile(
+    ColumnFamilyHandle* cf, const std::vector<std::string>& files,
+    const IngestExternalFileOptions& opts) {
+  IngestExternalFileArg arg;
+  arg.column_family = cf;
+  arg.external_files = files;
+  arg.options = opts;
+  return IngestExternalFiles({arg});
+}
+
+Status FilteredDBImpl::IngestExternalFiles(
+    const std::vector<IngestExternalFileArg>& args) {
+  std::vector<CfState*> touched;
+  for (const auto& arg : args) {
+    CfState* s = State(arg.column_family);
+    if (s != nullptr) touched.push_back(s);
+  }
+  if (touched.empty()) return db_->IngestExternalFiles(args);
+  std::lock_guard<std::mutex> lock(write_mu_);
+  // An ingestion need not consume a sequence number: a snapshot written
+  // before it must not be loaded after it (issue 9, item 1).
+  RemoveSnapshots(touched);
+  for (CfState* s : touched) {
+    WaitAndCommitLocked(s);
+    // Ingested keys are not in the filter: reads go to the DB until the
+    // filter has been rebuilt from it.
+    s->filter->SetBypass(true);
+  }
+  Status result = db_->IngestExternalFiles(args);
+  for (CfState* s : touched) {
+    uint64_t estimate = 0;
+    db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
+    const uint64_t capacity =
+        std::max<uint64_t>({options_.filter.initial_capacity,
+                            s->filter->GrowthCapacity(), estimate});
+    Status st = SyncRebuildLocked(s, capacity, {});
+    if (st.ok()) {
+      s->filter->SetBypass(false);
+    } else {
+      Info(
+          "cuckoo live filter [%s]: rebuild after ingestion failed (%s); the "
+          "filter "
+          "stays bypassed until RebuildFilter succeeds",
+          s->name.c_str(), st.ToString().c_str());
+      if (result.ok()) result = st;
+    }
+  }
+  return result;
+}
+
+Status FilteredDBImpl::DropColumnFamilies(
+    const std::vector<ColumnFamilyHandle*>& cfs) {
+  std::vector<CfState*> touched;
+  for (ColumnFamilyHandle* cf : cfs) {
+    CfState* s = State(cf);
+    if (s != nullptr) touched.push_back(s);
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status st = db_->DropColumnFamilies(cfs);
+  if (st.ok()) {
+    for (CfState* s : touched) {
+      WaitAndCommitLocked(s);
+      s->filter->SetBypass(true);
+      s->dropped.store(true, std::memory_order_release);
+    }
+  }
+  return st;
+}
+
+Status FilteredDBImpl::GetFilterStats(ColumnFamilyHandle* cf,
+                                      FilteredDBStats* stats) const {
+  const CfState* s = State(cf);
+  if (s == nullptr)
+    return Status::NotFound("FilteredDB: column family has no filter");
+  static_cast<LiveKeyFilterStats&>(*stats) = s->filter->GetStats();
+  s->counters.CopyTo(stats);
+  stats->loaded_from_snapshot = s->loaded_from_snapshot;
+  stats->snapshot_status = s->snapshot_status;
+  return Status::OK();
+}
+
+void FilteredDBImpl::Info(const char* format, ...) const {
+  if (info_log_ == nullptr) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(buf, sizeof(buf), format, ap);
+  va_end(ap);
+  ROCKSDB_NAMESPACE::Log(InfoLogLevel::INFO_LEVEL, info_log_, "%s", buf);
+}
+
+Status FilteredDBImpl::CloseImpl() {
+  if (closed_) return close_status_;
+  StopBackgroundWork();
+  bool persist = false;
+  SequenceNumber seq = 0;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (initialized_ && options_.persist_on_close && snapshots_->enabled()) {
+      // The sequence recorded must be durable (WAL flushed and synced, or
+      // unlogged writes flushed by the close itself).
+      const bool durable =
+          !unlogged_writes_ || !db_->GetDBOptions().avoid_flush_during_shutdown;
+      persist = durable && db_->FlushWAL(/*sync=*/true).ok();
+      seq = db_->GetLatestSequenceNumber();
+    }
+  }
+  Status s = db_->Close();
+  if (s.IsAborted()) {
+    // Nothing was closed (e.g. unreleased snapshots): the DB stays usable,
+    // growth may run again, and Close can be retried.
+    for (auto& st : states_) st->rebuilder->Resume();
+    return s;
+  }
+  if (s.ok() && persist) {
+    // Written after the DB closed cleanly, bound to the files it left.
+    const std::string state = CurrentDbState();
+    for (auto& cf : states_) {
+      if (state.empty() || cf->dropped.load(std::memory_order_relaxed))
+        continue;
+      Status st = snapshots_->Write(
+          cf->id, cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state)));
+      if (!st.ok() && s.ok()) s = st;
+    }
+  }
+  closed_ = true;
+  close_status_ = s;
+  return s;
+}
+
+}  // namespace live
+
+namespace {
+
+using live::FilteredDBImpl;
+using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::DB;
+using ROCKSDB_NAMESPACE::DBOptions;
+using ROCKSDB_NAMESPACE::Options;
+using ROCKSDB_NAMESPACE::Status;
+
+// Wraps an open DB; on failure closes it (and destroys `handles`).
+Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
+            std::vector<ColumnFamilyHandle*>* caller_handles,
+            const FilteredDBOptions& filtered_options, std::string open_state,
+            std::unique_ptr<FilteredDB>* db) {
+  std::unique_ptr<FilteredDBImpl> impl(
+      new FilteredDBImpl(raw, filtered_options, std::move(open_state)));
+  Status s = impl->Init(filter_handles);
+  if (!s.ok()) {
+    if (caller_handles != nullptr) {
+      for (ColumnFamilyHandle* h : *caller_handles) {
+        raw->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      }
+      caller_handles->clear();
+    }
+    return s;  // impl's destructor closes the DB
+  }
+  *db = std::move(impl);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status FilteredDB::Open(const Options& options, const std::string& name,
+                        const FilteredDBOptions& filtered_options,
+                        std::unique_ptr<FilteredDB>* db) {
+  db->reset();
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty())
+    return Status::InvalidArgument("FilteredDB: " + invalid);
+  // Before DB::Open, which rewrites the MANIFEST: the state a snapshot
+  // written at the last Close must match.
+  std::string open_state =
+      filtered_options.snapshot_dir.empty()
+          ? std::string()
+          : live::DbStateDigest(options.env, name, options.wal_dir);
+  DB* raw = nullptr;
+#if CUCKOO_DB_OPEN_UNIQUE_PTR
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(options, name, &opened);
+  raw = opened.release();
+#else
+  Status s = DB::Open(options, name, &raw);
+#endif
+  if (!s.ok()) return s;
+  return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
+              std::move(open_state), db);
+}
+
+Status FilteredDB::Open(
+    const DBOptions& db_options, const std::string& name,
+    const std::vector<ColumnFamilyDescriptor>& column_families,
+    std::vector<ColumnFamilyHandle*>* handles,
+    const FilteredDBOptions& filtered_options,
+    std::unique_ptr<FilteredDB>* db) {
+  db->reset();
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty())
+    return Status::InvalidArgument("FilteredDB: " + invalid);
+  std::string open_state =
+      filtered_options.snapshot_dir.empty()
+          ? std::string()
+          : live::DbStateDigest(db_options.env, name, db_options.wal_dir);
+  DB* raw = nullptr;
+#if CUCKOO_DB_OPEN_UNIQUE_PTR
+  std::unique_ptr<DB> opened;
+  Status s = DB::Open(db_options, name, column_families, handles, &opened);
+  raw = opened.release();
+#else
+  Status s = DB::Open(db_options, name, column_families, handles, &raw);
+#endif
+  if (!s.ok()) return s;
+  return Wrap(raw, *handles, handles, filtered_options, std::move(open_state),
+              db);
+}
+
+}  // namespace rocksdb_cuckoo

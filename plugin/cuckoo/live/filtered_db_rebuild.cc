@@ -1,0 +1,233 @@
+// FilteredDB rebuilds: a new table filled from a DB iterator, synchronously
+// (open, ingestion, RebuildFilter, a full table) or on a background thread
+// (growth at max_load; rebuilder.h), then installed under write_mu_.
+#include <algorithm>
+#include <new>
+
+#include "filtered_db_impl.h"
+#include "rocksdb/iterator.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::Iterator;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Status;
+
+namespace {
+
+// Builders for `capacity` keys; a failed allocation is a Status, not a throw.
+Status BeginRebuildChecked(LiveKeyFilter* filter, uint64_t capacity,
+                           std::unique_ptr<LiveKeyFilter::Builder>* builder) {
+  try {
+    *builder = filter->BeginRebuild(capacity);
+  } catch (const std::bad_alloc&) {
+    filter->AbortRebuild();
+    return Status::MemoryLimit(
+        "FilteredDB: cannot allocate a filter table for " +
+        std::to_string(capacity) + " keys");
+  }
+  return Status::OK();
+}
+
+ReadOptions ScanOptions() {
+  ReadOptions ro;
+  ro.total_order_seek = true;
+  ro.fill_cache = false;
+  ro.readahead_size = 2 << 20;
+  return ro;
+}
+
+}  // namespace
+
+void FilteredDBImpl::Progress(const CfState* s, uint64_t scanned, bool done) {
+  if (done || (options_.progress_interval_keys != 0 &&
+               scanned % options_.progress_interval_keys == 0)) {
+    Info("cuckoo live filter [%s]: rebuild scan %s%llu keys", s->name.c_str(),
+         done ? "finished, " : "", static_cast<unsigned long long>(scanned));
+    if (options_.progress_callback)
+      options_.progress_callback(s->name, scanned, done);
+  }
+}
+
+Status FilteredDBImpl::ScanInto(CfState* s, Iterator* it, Builder* builder,
+                                uint64_t* scanned, bool* overflow) {
+  *scanned = 0;
+  *overflow = false;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (s->rebuilder->cancelled()) {
+      return Status::Incomplete("FilteredDB: rebuild cancelled");
+    }
+    // After an overflow the scan goes on counting, so that the next attempt
+    // is sized from the real number of keys, not from an estimate.
+    if (!*overflow && !builder->Add(LiveKeyFilter::Hash(View(it->key())))) {
+      *overflow = true;
+    }
+    ++*scanned;
+    if (!*overflow) s->counters.Add(&s->counters.keys_scanned);
+    if (options_.progress_interval_keys != 0 &&
+        *scanned % options_.progress_interval_keys == 0) {
+      Progress(s, *scanned, false);
+    }
+  }
+  return it->status();
+}
+
+Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
+                                         const std::vector<uint64_t>& pending) {
+  // Any background rebuild is superseded by this one.
+  if (s->rebuilder->running()) WaitAndCommitLocked(s);
+  // The largest table: kMaxBuckets buckets of 4 at target_load.
+  const uint64_t max_keys = static_cast<uint64_t>(
+      double((uint64_t{1} << 32) - 2) * 4 * options_.filter.target_load);
+  // No attempt limit: every overflow sizes the next table from the keys
+  // actually counted (issue 9, item 5: an estimate of 0 must not fail Open).
+  for (;;) {
+    capacity = std::max<uint64_t>(capacity, pending.size() + 1);
+    if (capacity > max_keys) {
+      return Status::Aborted(
+          "FilteredDB: more keys than the largest filter table holds");
+    }
+    std::unique_ptr<Builder> builder;
+    Status st = BeginRebuildChecked(s->filter.get(), capacity, &builder);
+    if (!st.ok()) return st;
+    bool overflow = false;
+    for (uint64_t h : pending) {
+      if (!builder->Add(h)) {
+        overflow = true;
+        break;
+      }
+    }
+    uint64_t scanned = 0;
+    std::unique_ptr<Iterator> it(db_->NewIterator(ScanOptions(), s->handle));
+    bool scan_overflow = false;
+    st = ScanInto(s, it.get(), builder.get(), &scanned, &scan_overflow);
+    if (!st.ok()) {
+      s->filter->AbortRebuild();
+      return st;
+    }
+    overflow |= scan_overflow;
+    if (!overflow) {
+      Progress(s, scanned, true);
+      if (s->filter->Replace(std::move(builder))) {
+        s->consecutive_failures = 0;
+        return Status::OK();
+      }
+    }
+    const uint64_t counted = scanned + pending.size();
+    const uint64_t next = std::max<uint64_t>(
+        capacity * 2,
+        counted + counted / 4 + static_cast<uint64_t>(s->filter->size()));
+    Info(
+        "cuckoo live filter [%s]: table for %llu keys overflowed (%llu keys "
+        "counted), retrying for %llu",
+        s->name.c_str(), static_cast<unsigned long long>(capacity),
+        static_cast<unsigned long long>(counted),
+        static_cast<unsigned long long>(next));
+    capacity = next;
+  }
+}
+
+std::unique_ptr<Rebuilder> FilteredDBImpl::NewRebuilder(CfState* s) {
+  return std::make_unique<Rebuilder>(
+      [this, s](Iterator* it, Builder* builder) {
+        uint64_t scanned = 0;
+        bool overflow = false;
+        Status st = ScanInto(s, it, builder, &scanned, &overflow);
+        if (st.ok() && overflow)
+          st = Status::Incomplete("FilteredDB: rebuild table overflowed");
+        if (st.ok()) Progress(s, scanned, true);
+        return st;
+      },
+      [this, s] {
+        std::lock_guard<std::mutex> lock(write_mu_);
+        CommitIfReadyLocked(s);
+      });
+}
+
+void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
+                                                  uint64_t capacity) {
+  std::unique_ptr<Builder> builder;
+  if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
+    ++s->consecutive_failures;
+    Info("cuckoo live filter [%s]: cannot allocate a table for %llu keys",
+         s->name.c_str(), static_cast<unsigned long long>(capacity));
+    return;
+  }
+  // Created under write_mu_, together with BeginRebuild: the iterator's
+  // implicit snapshot and the start of the delta log are the same instant.
+  std::unique_ptr<Iterator> it(db_->NewIterator(ScanOptions(), s->handle));
+  s->rebuilder->Start(std::move(it), std::move(builder));
+}
+
+void FilteredDBImpl::InstallResultLocked(CfState* s,
+                                         std::unique_ptr<Builder> builder,
+                                         const Status& scan_status) {
+  if (scan_status.ok() && s->filter->Replace(std::move(builder))) {
+    s->consecutive_failures = 0;
+    Info("cuckoo live filter [%s]: new table installed (%llu keys, load %.3f)",
+         s->name.c_str(), static_cast<unsigned long long>(s->filter->size()),
+         s->filter->GetStats().load_factor);
+    return;
+  }
+  s->filter->AbortRebuild();
+  ++s->consecutive_failures;
+  Info("cuckoo live filter [%s]: background rebuild abandoned: %s",
+       s->name.c_str(),
+       scan_status.ok() ? "overflow while replaying writes"
+                        : scan_status.ToString().c_str());
+}
+
+void FilteredDBImpl::CommitIfReadyLocked(CfState* s) {
+  std::unique_ptr<Builder> builder;
+  Status st;
+  if (s->rebuilder->running() && s->rebuilder->TakeResult(&builder, &st)) {
+    InstallResultLocked(s, std::move(builder), st);
+  }
+}
+
+void FilteredDBImpl::CommitFinishedRebuildsLocked() {
+  for (auto& s : states_) {
+    if (s->rebuilder->ready()) CommitIfReadyLocked(s.get());
+  }
+}
+
+void FilteredDBImpl::WaitAndCommitLocked(CfState* s) {
+  if (!s->rebuilder->running()) return;
+  std::unique_ptr<Builder> builder;
+  Status st;
+  s->rebuilder->WaitResult(&builder, &st);
+  InstallResultLocked(s, std::move(builder), st);
+}
+
+void FilteredDBImpl::WaitForFilterRebuilds() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  for (auto& s : states_) WaitAndCommitLocked(s.get());
+}
+
+void FilteredDBImpl::StopBackgroundWork() {
+  for (auto& s : states_) s->rebuilder->Stop();
+  std::lock_guard<std::mutex> lock(write_mu_);
+  for (auto& s : states_) {
+    if (s->rebuilder->Abandon()) s->filter->AbortRebuild();
+  }
+}
+
+Status FilteredDBImpl::RebuildFilter(ColumnFamilyHandle* cf) {
+  CfState* s = State(cf);
+  if (s == nullptr)
+    return Status::NotFound("FilteredDB: column family has no filter");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  WaitAndCommitLocked(s);
+  const uint64_t keys = s->filter->size();
+  const uint64_t capacity = std::max<uint64_t>(
+      options_.filter.initial_capacity,
+      static_cast<uint64_t>(double(keys) * options_.filter.max_load /
+                            options_.filter.target_load) +
+          1);
+  return SyncRebuildLocked(s, capacity, {});
+}
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo

@@ -1,0 +1,239 @@
+// FilteredDB writes: every write touching a filtered column family is
+// planned (write_plan.h), then the filter is updated around the DB write,
+// all under write_mu_ (see filtered_db_impl.h).
+#include <algorithm>
+
+#include "filtered_db_impl.h"
+#include "rocksdb/iterator.h"
+#include "rocksdb/write_batch.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::Iterator;
+using ROCKSDB_NAMESPACE::PinnableSlice;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Slice;
+using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WideColumns;
+using ROCKSDB_NAMESPACE::WriteBatch;
+using ROCKSDB_NAMESPACE::WriteOptions;
+
+// ------------------------------------------------------------ entry points
+
+Status FilteredDBImpl::Put(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                           const Slice& key, const Slice& value) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->Put(wo, cf, key, value);
+  return WriteOne(wo, s, OpType::kPut, key,
+                  [&] { return db_->Put(wo, cf, key, value); });
+}
+
+Status FilteredDBImpl::PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                                 const Slice& key, const WideColumns& columns) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->PutEntity(wo, cf, key, columns);
+  return WriteOne(wo, s, OpType::kPut, key,
+                  [&] { return db_->PutEntity(wo, cf, key, columns); });
+}
+
+Status FilteredDBImpl::Delete(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                              const Slice& key) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->Delete(wo, cf, key);
+  return WriteOne(wo, s, OpType::kDelete, key,
+                  [&] { return db_->Delete(wo, cf, key); });
+}
+
+Status FilteredDBImpl::SingleDelete(const WriteOptions& wo,
+                                    ColumnFamilyHandle* cf, const Slice& key) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->SingleDelete(wo, cf, key);
+  return WriteOne(wo, s, OpType::kDelete, key,
+                  [&] { return db_->SingleDelete(wo, cf, key); });
+}
+
+Status FilteredDBImpl::Merge(const WriteOptions& wo, ColumnFamilyHandle* cf,
+                             const Slice& key, const Slice& value) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->Merge(wo, cf, key, value);
+  return WriteOne(wo, s, OpType::kMerge, key,
+                  [&] { return db_->Merge(wo, cf, key, value); });
+}
+
+Status FilteredDBImpl::DeleteRange(const WriteOptions& wo,
+                                   ColumnFamilyHandle* cf, const Slice& begin,
+                                   const Slice& end) {
+  CfState* s = State(cf);
+  if (s == nullptr) return db_->DeleteRange(wo, cf, begin, end);
+  std::vector<Op> ops{Op{s, OpType::kDeleteRange, begin, end}};
+  return WriteFiltered(wo, &ops,
+                       [&] { return db_->DeleteRange(wo, cf, begin, end); });
+}
+
+Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
+  if (batch == nullptr) return db_->Write(wo, batch);
+  std::vector<Op> ops;
+  BatchCollector collector(&by_id_, &ops);
+  Status s = batch->Iterate(&collector);
+  if (!s.ok()) return s;
+  if (ops.empty()) return db_->Write(wo, batch);
+  return WriteFiltered(wo, &ops, [&] { return db_->Write(wo, batch); });
+}
+
+// ------------------------------------------------------------ protocol
+
+template <typename WriteFn>
+Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
+                                     std::vector<Op>* ops, WriteFn&& write) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  CommitFinishedRebuildsLocked();
+  // A column family may have been dropped before we got the lock.
+  ops->erase(
+      std::remove_if(ops->begin(), ops->end(),
+                     [](const Op& op) {
+                       return op.cf->dropped.load(std::memory_order_relaxed);
+                     }),
+      ops->end());
+  WritePlan plan;
+  Status s = PlanWrite(*ops, this, &plan);
+  if (!s.ok()) return s;
+
+  // 1. Keys that become live: into the filter before the DB write.
+  if (!plan.inserts.empty()) {
+    std::sort(plan.inserts.begin(),
+              plan.inserts.end());  // groups by column family
+    size_t i = 0;
+    while (i < plan.inserts.size()) {
+      CfState* cf = plan.inserts[i].first;
+      std::vector<uint64_t> hashes;
+      for (; i < plan.inserts.size() && plan.inserts[i].first == cf; ++i) {
+        hashes.push_back(plan.inserts[i].second);
+      }
+      s = InsertAllLocked(cf, hashes);
+      if (!s.ok()) return s;
+    }
+  }
+  // 2. The DB write.
+  s = write();
+  if (wo.disableWAL) unlogged_writes_ = true;
+  // 3. Keys that stopped being live: out of the filter after it. A failed
+  // write keeps them (the filter stays a superset).
+  if (s.ok()) {
+    for (const auto& e : plan.erases) e.first->filter->Erase(e.second);
+  }
+  CfState* last = nullptr;
+  for (const Op& op : *ops) {
+    if (op.cf != last) AfterWriteLocked(op.cf);
+    last = op.cf;
+  }
+  return s;
+}
+
+template <typename WriteFn>
+Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
+                                const Slice& key, WriteFn&& write) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  CommitFinishedRebuildsLocked();
+  if (s->dropped.load(std::memory_order_relaxed)) return write();
+  KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
+  if (!ResolveFromFilter(&k)) {
+    Status st = ResolveBefore(&k);
+    if (!st.ok()) return st;
+  }
+  const bool after = MakesLive(type);
+  if (k.before == 0 && after && !s->filter->Insert(k.hash)) {
+    Status st = InsertAllLocked(s, {k.hash});  // grows, then inserts
+    if (!st.ok()) return st;
+  }
+  Status st = write();
+  if (wo.disableWAL) unlogged_writes_ = true;
+  if (st.ok() && k.before == 1 && !after) s->filter->Erase(k.hash);
+  AfterWriteLocked(s);
+  return st;
+}
+
+Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {
+  CfState* cf = k->cf;
+  CfCounters& c = cf->counters;
+  if (options_.assume_unique_writes && k->first_type != OpType::kMerge) {
+    // The application promises Put creates and Delete removes a live key.
+    k->before = k->first_type == OpType::kPut ? 0 : 1;
+    c.Add(&c.assumed_unique);
+    return Status::OK();
+  }
+  PinnableSlice value;
+  const Status s = db_->Get(ReadOptions(), cf->handle, k->key, &value);
+  c.Add(&c.maybe_checks);
+  if (s.ok()) {
+    k->before = 1;
+    c.Add(&c.maybe_checks_live);
+  } else if (s.IsNotFound()) {
+    k->before = 0;
+  } else {
+    // Unknown. "Not live" is the safe answer: it may add a duplicate copy
+    // (if the key becomes live) or keep a stale one (if it is deleted),
+    // never lose a live key.
+    k->before = 0;
+    c.Add(&c.check_errors);
+  }
+  return Status::OK();
+}
+
+Status FilteredDBImpl::ForEachLiveKey(
+    CfState* cf, const Slice& begin, const Slice& end,
+    const std::function<void(const Slice&)>& fn) {
+  ReadOptions ro;
+  ro.total_order_seek = true;
+  ro.fill_cache = false;
+  Slice upper = end;
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<Iterator> it(db_->NewIterator(ro, cf->handle));
+  for (it->Seek(begin); it->Valid(); it->Next()) fn(it->key());
+  return it->status();
+}
+
+Status FilteredDBImpl::InsertAllLocked(CfState* s,
+                                       const std::vector<uint64_t>& hashes) {
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    if (s->filter->Insert(hashes[i])) continue;
+    // The table is too full. Hashes [0, i) are in it but not in the DB yet.
+    if (s->rebuilder->running()) {
+      WaitAndCommitLocked(s);  // the delta log holds [0, i)
+      if (s->filter->Insert(hashes[i])) continue;
+    }
+    std::vector<uint64_t> pending(hashes.begin(), hashes.begin() + i);
+    s->counters.Add(&s->counters.growths);
+    Status st = SyncRebuildLocked(s, s->filter->GrowthCapacity(), pending);
+    if (!st.ok()) return st;
+    if (!s->filter->Insert(hashes[i])) {
+      return Status::Aborted("FilteredDB: no room in a freshly grown filter");
+    }
+  }
+  return Status::OK();
+}
+
+void FilteredDBImpl::AfterWriteLocked(CfState* s) {
+  if (s->rebuilder->running() || !s->filter->NeedsGrowth()) return;
+  uint64_t capacity = s->filter->GrowthCapacity();
+  for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
+  s->counters.Add(&s->counters.growths);
+  Info("cuckoo live filter [%s]: load %.3f reached, growing to %llu keys%s",
+       s->name.c_str(), s->filter->GetStats().load_factor,
+       static_cast<unsigned long long>(capacity),
+       options_.background_growth ? " in the background" : "");
+  if (options_.background_growth) {
+    StartBackgroundRebuildLocked(s, capacity);
+  } else {
+    Status st = SyncRebuildLocked(s, capacity, {});
+    if (!st.ok()) {
+      ++s->consecutive_failures;
+      Info("cuckoo live filter [%s]: growth failed: %s", s->name.c_str(),
+           st.ToString().c_str());
+    }
+  }
+}
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo

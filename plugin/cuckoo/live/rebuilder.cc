@@ -1,0 +1,95 @@
+#include "rebuilder.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using ROCKSDB_NAMESPACE::Iterator;
+using ROCKSDB_NAMESPACE::Status;
+
+void Rebuilder::JoinExitedLocked() {
+  for (size_t i = 0; i < workers_.size();) {
+    if (workers_[i].exited->load(std::memory_order_acquire)) {
+      workers_[i].thread.join();  // it has returned: no wait
+      workers_[i] = std::move(workers_.back());
+      workers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Rebuilder::Start(std::unique_ptr<Iterator> it,
+                      std::unique_ptr<Builder> builder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JoinExitedLocked();
+  result_.reset();
+  status_ = Status::OK();
+  ready_.store(false, std::memory_order_release);
+  running_ = true;
+  Worker w;
+  w.exited = std::make_shared<std::atomic<bool>>(false);
+  w.thread = std::thread(
+      [this, exited = w.exited](std::unique_ptr<Iterator> i,
+                                std::unique_ptr<Builder> b) {
+        Run(std::move(i), std::move(b));
+        exited->store(true, std::memory_order_release);
+      },
+      std::move(it), std::move(builder));
+  workers_.push_back(std::move(w));
+}
+
+void Rebuilder::Run(std::unique_ptr<Iterator> it,
+                    std::unique_ptr<Builder> builder) {
+  Status st = scan_(it.get(), builder.get());
+  it.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = st;
+    result_ = st.ok() ? std::move(builder) : nullptr;
+    ready_.store(true, std::memory_order_release);
+  }
+  done_cv_.notify_all();
+  // Installed as soon as the writer lock is free, unless a writer took the
+  // result first (install_ then finds nothing ready).
+  if (!cancelled()) install_();
+}
+
+bool Rebuilder::TakeResult(std::unique_ptr<Builder>* builder, Status* status) {
+  if (!ready()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  *builder = std::move(result_);
+  *status = status_;
+  ready_.store(false, std::memory_order_release);
+  running_ = false;
+  return true;
+}
+
+void Rebuilder::WaitResult(std::unique_ptr<Builder>* builder, Status* status) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return ready(); });
+  }
+  TakeResult(builder, status);
+}
+
+void Rebuilder::Stop() {
+  cancel_.store(true, std::memory_order_relaxed);
+  std::vector<Worker> workers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers.swap(workers_);
+  }
+  for (Worker& w : workers) w.thread.join();
+}
+
+bool Rebuilder::Abandon() {
+  if (!running_) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  running_ = false;
+  ready_.store(false, std::memory_order_release);
+  result_.reset();
+  return true;
+}
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo

@@ -1,0 +1,56 @@
+// Filter snapshot files of FilteredDB (internal): where they live, how they
+// are written (temporary file, fsync, rename) and removed (then the
+// directory is synced), and the digest of the DB's on-disk state a snapshot
+// is bound to.
+#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
+#define ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rocksdb/env.h"
+#include "rocksdb/status.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+// Digest of the DB's on-disk state that a snapshot is bound to: the MANIFEST
+// named by CURRENT (name and content) and every WAL file (name and content).
+// An ingestion, a flush, a compaction or any open of the DB writes a new
+// MANIFEST or changes it; a lost or different unflushed write changes a WAL.
+// Computed when the DB is closed (at Close, before Open) or while it runs
+// (PersistFilterSnapshots: a racing background job only makes the digest
+// mismatch later, which is safe). "" if it cannot be computed.
+std::string DbStateDigest(ROCKSDB_NAMESPACE::Env* env,
+                          const std::string& dbname,
+                          const std::string& wal_dir);
+
+// The snapshot files of one FilteredDB: <dir>/CUCKOO_LIVE_FILTER-<cf id>.
+class SnapshotStore {
+ public:
+  SnapshotStore(ROCKSDB_NAMESPACE::Env* env, std::string dir,
+                std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log)
+      : env_(env), dir_(std::move(dir)), info_log_(std::move(info_log)) {}
+
+  bool enabled() const { return !dir_.empty(); }
+  std::string Path(uint32_t cf_id) const;
+  // NotFound / PathNotFound when there is no snapshot.
+  ROCKSDB_NAMESPACE::Status Read(uint32_t cf_id, std::string* data) const;
+  ROCKSDB_NAMESPACE::Status Write(uint32_t cf_id,
+                                  const std::string& data) const;
+  // Removes the snapshots of these column families and syncs the directory,
+  // so that no later open can use them (failures are logged).
+  void Remove(const std::vector<uint32_t>& cf_ids) const;
+
+ private:
+  ROCKSDB_NAMESPACE::Env* const env_;
+  const std::string dir_;
+  const std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log_;
+};
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
