@@ -205,6 +205,11 @@ class BlockedBuilder {
       Set(b, 4 * j + static_cast<uint32_t>(FreeSlot(b, j)), idx, s.fp);
       return 0;
     }
+    // A full block has nothing to relocate to.
+    const uint32_t* items = Items(b);
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < kCap; ++k) used += items[k] != 0;
+    if (used == kCap) return idx + 1;
     uint32_t homeless = idx;
     uint32_t fp = s.fp;
     uint32_t bucket = (rng_ & 1) ? s.i1 : s.i2;

@@ -154,6 +154,46 @@ INSTANTIATE_TEST_SUITE_P(Blocked, BlockedLayoutTest,
                                       static_cast<int>(info.param.load * 1000));
                          });
 
+// One block cannot hold 100 items (56 slots at f = 10): the rest go to the
+// stash (no secondary block exists), which lookups search when the item's
+// overflow bit is set.
+TEST(BlockedStashTest, SingleBlockOverflowsToTheStash) {
+  const std::vector<uint64_t> keys = Hashes(100, 42);
+  const Built b = Build(keys, 10, /*blocks=*/1);
+  ASSERT_TRUE(b.result.ok);
+  EXPECT_GE(b.result.stash_size, 100u - 56u);
+  const BlockedView view = Parse(b.bytes);
+  EXPECT_EQ(view.ref.stash_size, b.result.stash_size);
+  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+  // The stash is consulted only behind an overflow bit: with every bit set
+  // an absent item still needs an equal 32-bit stash key (or fingerprint).
+  const std::vector<uint64_t> absent = Hashes(100000, 43);
+  size_t fp = 0;
+  for (uint64_t h : absent) fp += BlockedContains(view, h);
+  EXPECT_LT(fp, 100000 * (8.0 * 1.0 / 1023 * 2) + 50);
+}
+
+// A build that would need a larger stash than allowed fails (the policy
+// then retries with another seed or more blocks).
+TEST(BlockedStashTest, StashLimitFailsTheBuild) {
+  const std::vector<uint64_t> keys = Hashes(100, 44);
+  EXPECT_FALSE(Build(keys, 10, 1, 0, /*max_stash=*/10).result.ok);
+  EXPECT_TRUE(Build(keys, 10, 1, 0, /*max_stash=*/100).result.ok);
+}
+
+// Items spread over several blocks with in-block walks off: the
+// displacement chains between blocks still place everything, and the
+// answers do not depend on the walk.
+TEST(BlockedStashTest, NoWalksNoFalseNegatives) {
+  const std::vector<uint64_t> keys = Hashes(50000, 45);
+  const Built b =
+      Build(keys, 10, BlocksFor(keys.size(), 10, 0.93), 3, 1 << 20, 0);
+  ASSERT_TRUE(b.result.ok);
+  const BlockedView view = Parse(b.bytes);
+  EXPECT_EQ(view.seed, 3u);
+  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace cuckoo
