@@ -19,10 +19,10 @@
 // Item hash h (64 bits), filter seed s, B blocks:
 //   block  = FastRange32(lo32(h), B)
 //   fp     = 1 + FastRange(hi32(h), 2^f - 1)            (as the core's)
-//   g      = Mix64(h ^ SeedMix(s))
-//   i1     = FastRange32(lo32(g), nb)
-//   i2     = (i1 + 1 + FastRange32(hi32(g), nb - 1)) mod nb   (!= i1)
-//   class  = hi32(g) & 7                                 (overflow bit)
+//   g      = (h ^ SeedMix(s)) * 0x9e3779b97f4a7c15        (mod 2^64)
+//   t1     = hi32(g) * nb:         i1 = hi32(t1)
+//   t2     = lo32(t1) * (nb - 1):  i2 = (i1 + 1 + hi32(t2)) mod nb  (!= i1)
+//   class  = lo32(t2) >> 29                              (overflow bit)
 // The builder knows every item's hash, so i2 need not be derivable from
 // (i1, fp) as in a deletable cuckoo filter: entries are moved by the builder
 // with their hashes and the two buckets are independent.
@@ -30,14 +30,13 @@
 // Items that do not fit in their block (a block holds at most 4 * nb, and
 // the number of keys hashed to a block varies) go to a secondary block,
 // and the overflow bit of their class is set in the primary block:
-//   g2     = Mix64(g)
-//   block2 = FastRange32(lo32(g2), B - 1), skipping `block` (B > 1)
+//   block2 = FastRange32(lo32(g), B - 1), skipping `block` (B > 1)
 // with the same in-block buckets i1, i2. An item that fits neither block is
-// kept in the stash, a sorted array of 32-bit keys hi32(g2) after the blocks.
-// A lookup reads the primary block; only if the fingerprint is not there and
-// the item's overflow bit is set does it read the secondary block, then (if
-// the stash is not empty) binary-search the stash. Lines touched by a
-// negative lookup: 1 + (fraction of overflow bits set) (+ stash, rare).
+// kept in the stash, a sorted array of 32-bit keys hi32(g) after the blocks.
+// A lookup reads the primary block, and the secondary block only if the
+// item's overflow bit is set (then, if the stash is not empty, it also
+// binary-searches the stash). Lines touched by a negative lookup:
+// 1 + (fraction of overflow bits set) (+ stash, rare).
 #ifndef CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
 #define CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
 
@@ -93,6 +92,10 @@ inline uint64_t BlockedSeedMix(uint32_t seed) {
   return Mix64(uint64_t{seed} * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
 }
 
+// One multiply: the high half mixes every bit of the hash (and the seed);
+// the low half is a bijection of the hash's low 32 bits.
+constexpr uint64_t kBlockedPlaceMul = 0x9e3779b97f4a7c15ULL;
+
 template <typename S>
 inline BlockedSlot BlockedPlace(uint64_t hash, uint32_t num_blocks,
                                 uint64_t seed_mix) {
@@ -100,13 +103,17 @@ inline BlockedSlot BlockedPlace(uint64_t hash, uint32_t num_blocks,
   BlockedSlot s;
   s.block = FastRange32(static_cast<uint32_t>(hash), num_blocks);
   s.fp = detail::Fingerprint(hash, S::kFpBits);
-  s.g = Mix64(hash ^ seed_mix);
-  const uint32_t hi = static_cast<uint32_t>(s.g >> 32);
-  s.i1 = FastRange32(static_cast<uint32_t>(s.g), kNb);
-  uint32_t i2 = s.i1 + 1 + FastRange32(hi, kNb - 1);
+  s.g = (hash ^ seed_mix) * kBlockedPlaceMul;
+  // i1, the offset of i2 and the overflow class from successive
+  // multiply-shift range reductions of the high half (each uses the
+  // fraction the previous one left).
+  uint64_t t = uint64_t{static_cast<uint32_t>(s.g >> 32)} * kNb;
+  s.i1 = static_cast<uint32_t>(t >> 32);
+  t = uint64_t{static_cast<uint32_t>(t)} * (kNb - 1);
+  uint32_t i2 = s.i1 + 1 + static_cast<uint32_t>(t >> 32);
   i2 -= i2 >= kNb ? kNb : 0;
   s.i2 = i2;
-  s.overflow_bit = uint32_t{1} << (hi & (kOverflowClasses - 1));
+  s.overflow_bit = uint32_t{1} << (static_cast<uint32_t>(t) >> 29);
   return s;
 }
 
@@ -118,12 +125,11 @@ struct BlockedOverflow {
 
 inline BlockedOverflow BlockedOverflowOf(uint64_t g, uint32_t block,
                                          uint32_t num_blocks) {
-  const uint64_t g2 = Mix64(g);
   BlockedOverflow o;
-  uint32_t b2 = FastRange32(static_cast<uint32_t>(g2), num_blocks - 1);
+  uint32_t b2 = FastRange32(static_cast<uint32_t>(g), num_blocks - 1);
   b2 += static_cast<uint32_t>((b2 >= block) & (num_blocks > 1));
   o.block2 = b2;
-  o.stash_key = static_cast<uint32_t>(g2 >> 32);
+  o.stash_key = static_cast<uint32_t>(g >> 32);
   return o;
 }
 
@@ -175,28 +181,40 @@ struct BlockedTable {
     return t.blocks + size_t{b} * kBlockBytes;
   }
 
-  // The rest of a lookup once the primary block is known not to hold the
-  // fingerprint (out of line: taken by a minority of negative lookups).
-  __attribute__((noinline)) static bool Overflowed(const BlockedTableRef& t,
-                                                   const BlockedSlot& s) {
-    const BlockedOverflow o = BlockedOverflowOf(s.g, s.block, t.num_blocks);
-    const uint8_t* b2 = BlockAddress(t, o.block2);
-    if (BlockedBucketHas<S>(b2, s.i1, s.fp) |
-        BlockedBucketHas<S>(b2, s.i2, s.fp)) {
-      return true;
-    }
-    return t.stash_size != 0 && StashHas(t, o.stash_key);
+  // The block of an item's second probe: its secondary block if its
+  // overflow bit is set in primary block b, else b itself (cached), chosen
+  // without a branch on the loaded bit. Sets *o and *overflowed.
+  static const uint8_t* SecondProbeBlock(const BlockedTableRef& t,
+                                         const BlockedSlot& s, const uint8_t* b,
+                                         BlockedOverflow* o, bool* overflowed) {
+    *o = BlockedOverflowOf(s.g, s.block, t.num_blocks);
+    *overflowed = (b[kBlockBytes - 1] & s.overflow_bit) != 0;
+    const uintptr_t mask = uintptr_t{0} - uintptr_t{*overflowed};
+    const uintptr_t other =
+        reinterpret_cast<uintptr_t>(b) ^
+        reinterpret_cast<uintptr_t>(BlockAddress(t, o->block2));
+    return reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(b) ^
+                                            (other & mask));
   }
 
-  // Probe of an item whose slot (and primary block) is computed.
+  // Probe of an item whose slot is computed. Without a branch on the
+  // loaded data (a mispredicted branch per overflowed lookup would throw
+  // away the lookups the CPU runs ahead, which is what keeps many cache
+  // misses in flight): the second probe reads the secondary block when the
+  // item's overflow bit is set and the (cached) primary block otherwise.
   static bool Probe(const BlockedTableRef& t, const BlockedSlot& s) {
     const uint8_t* b = BlockAddress(t, s.block);
-    if (BlockedBucketHas<S>(b, s.i1, s.fp) |
-        BlockedBucketHas<S>(b, s.i2, s.fp)) {
-      return true;
+    BlockedOverflow o;
+    bool overflowed;
+    const uint8_t* b2 = SecondProbeBlock(t, s, b, &o, &overflowed);
+    bool found = BlockedBucketHas<S>(b, s.i1, s.fp) |
+                 BlockedBucketHas<S>(b, s.i2, s.fp) |
+                 BlockedBucketHas<S>(b2, s.i1, s.fp) |
+                 BlockedBucketHas<S>(b2, s.i2, s.fp);
+    if (t.stash_size != 0) {  // the same for every lookup of a filter
+      found = found || (overflowed && StashHas(t, o.stash_key));
     }
-    if ((b[kBlockBytes - 1] & s.overflow_bit) == 0) return false;
-    return Overflowed(t, s);
+    return found;
   }
 
   static bool Contains(const BlockedTableRef& t, uint64_t hash) {

@@ -189,14 +189,16 @@ class BlockedBitsReader final : public FilterBitsReader {
     return BlockedTable<S>::Contains(ref_, HashSlice(key));
   }
 
-  // As CuckooBitsReader's: the block of key k is prefetched while key
-  // k - kDistance is probed.
+  // Three stages, kDistance keys apart: key k is hashed and its primary
+  // block prefetched; the overflow bit of key k - kDistance is read (its
+  // block has arrived) and its second block prefetched (the primary again
+  // unless the bit is set); key k - 2 * kDistance is probed.
   void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
     constexpr int kDistance = 8;
-    constexpr int kRing = 16;  // > kDistance, power of two
+    constexpr int kRing = 32;  // > 2 * kDistance, power of two
     BlockedSlot slots[kRing];
     const BlockedTableRef ref = ref_;
-    for (int k = 0; k < num_keys + kDistance; ++k) {
+    for (int k = 0; k < num_keys + 2 * kDistance; ++k) {
       if (k < num_keys) {
         const int j = k & (kRing - 1);
         slots[j] = cuckoo::internal::BlockedPlace<S>(
@@ -208,9 +210,20 @@ class BlockedBitsReader final : public FilterBitsReader {
         __builtin_prefetch(block);
         __builtin_prefetch(block + cuckoo::internal::kBlockBytes - 1);
       }
-      if (k >= kDistance) {
-        const int j = (k - kDistance) & (kRing - 1);
-        may_match[k - kDistance] = BlockedTable<S>::Probe(ref, slots[j]);
+      const int m = k - kDistance;
+      if (m >= 0 && m < num_keys) {
+        const BlockedSlot& s = slots[m & (kRing - 1)];
+        cuckoo::internal::BlockedOverflow o;
+        bool overflowed;
+        const uint8_t* second = BlockedTable<S>::SecondProbeBlock(
+            ref, s, BlockedTable<S>::BlockAddress(ref, s.block), &o,
+            &overflowed);
+        __builtin_prefetch(second);
+        __builtin_prefetch(second + cuckoo::internal::kBlockBytes - 1);
+      }
+      const int p = k - 2 * kDistance;
+      if (p >= 0) {
+        may_match[p] = BlockedTable<S>::Probe(ref, slots[p & (kRing - 1)]);
       }
     }
   }
