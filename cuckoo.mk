@@ -16,6 +16,7 @@
 # CMake takes the sources from CMakeLists.txt.
 
 cuckoo_SOURCES-y = \
+	plugin/core/blocked_filter.cc \
 	plugin/core/cuckoo_filter.cc \
 	plugin/core/filter_format.cc \
 	plugin/core/hash_dedupe.cc \

@@ -19,6 +19,25 @@
 //   cuckoo       cuckoofilter:<bits>  (semi-sorted buckets of 4, the default)
 //   cuckoo_plain cuckoofilter:<bits>:<f>:4:0 with the largest f that fits
 //                (buckets of 4, not semi-sorted)
+//   cuckoo_blocked cuckoofilter:<bits>:blocked (both buckets of a key in one
+//                64-byte block, format version 3)
+//
+// DRAM-scale mode (--filters=N > 0): every policy builds N filters of --keys
+// keys each (keys generated from (filter, index), not stored), so that the
+// filters of one policy together exceed the caches (e.g. --filters=100
+// --keys=1000000 at 10 bits/key is 125 MB per policy; the L3 here is
+// 32 MiB). Single-key queries pick a random filter each; batched queries
+// pick a random filter per batch (a MultiGet batch reads one table's filter)
+// and --batch keys of it. Same columns; the times are of a query, over all
+// filters; filter_bytes and keys are totals.
+//
+// --median reports the median of --repeats runs instead of the best.
+// lines_neg (last column) is analytical: the 64-byte blocks a negative
+// lookup reads: Bloom (RocksDB's cache-local Bloom) 1, Ribbon ~2 (a
+// 64-bit-coefficient band), cuckoo 2 (two buckets anywhere in the table),
+// cuckoo_blocked 1 + the measured fraction of overflow bits set. A block
+// that is not 64-byte aligned in memory straddles two cache lines, for
+// Bloom as for cuckoo_blocked; the builders' buffers are malloc-aligned.
 //
 // Output: a table on stdout and, with --csv=<file>, the same rows as CSV.
 // CSV columns (stable; add new ones only at the end):
@@ -40,6 +59,8 @@
 //   batch_neg_vs_bloom  batch_neg_ns / Bloom's
 //   pos_vs_bloom        pos_ns / Bloom's
 //   batch_pos_vs_bloom  batch_pos_ns / Bloom's
+//   filters             filters per policy (1, or --filters)
+//   lines_neg           64-byte blocks read per negative lookup (see above)
 // (ratio columns are empty when bloom is not among the policies).
 #include <gflags/gflags.h>
 
@@ -49,6 +70,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +79,7 @@
 #include <string>
 #include <vector>
 
+#include "blocked_filter.h"
 #include "filter_bits_abi.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/filter_policy.h"
@@ -67,12 +90,23 @@ DEFINE_uint64(keys, 4000000, "Keys per filter (distinct)");
 DEFINE_uint64(queries, 2000000, "Queries per measurement");
 DEFINE_string(bits_per_key, "8,10,12,16", "Comma-separated bits/key values");
 DEFINE_string(policies, "bloom,ribbon,cuckoo,cuckoo_plain",
-              "Comma-separated policies: bloom, ribbon, cuckoo, cuckoo_plain");
+              "Comma-separated policies: bloom, ribbon, cuckoo, cuckoo_plain, "
+              "cuckoo_blocked");
 DEFINE_int32(batch, 32, "Keys per batched MayMatch call (MultiGet uses <= 32)");
 DEFINE_int32(key_size, 16, "Bytes per key (>= 8)");
-DEFINE_int32(repeats, 5, "Runs per timing; the best is reported");
+DEFINE_int32(repeats, 5,
+             "Runs per timing; the best (or, with --median, the median) is "
+             "reported");
 DEFINE_uint64(seed, 1, "Seed of the key generator and query order");
 DEFINE_string(csv, "", "Also write the table as CSV to this file");
+DEFINE_uint64(filters, 0,
+              "DRAM-scale mode when > 0: this many filters of --keys keys "
+              "per policy, queries spread at random over them");
+DEFINE_bool(median, false,
+            "Report the median of --repeats instead of the best");
+DEFINE_string(clock, "wall",
+              "wall, or cpu: this thread's CPU time, which leaves out the "
+              "time other processes hold the core (a shared machine)");
 
 namespace {
 
@@ -143,7 +177,30 @@ struct Row {
   double fpr_percent = 0;
   double build_ns = 0, pos_ns = 0, neg_ns = 0, batch_pos_ns = 0,
          batch_neg_ns = 0;
+  uint64_t filters = 1;
+  double lines_neg = 0;
 };
+
+// Best or median (--median) of the timings of the repeats.
+double Pick(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return FLAGS_median ? v[v.size() / 2] : v.front();
+}
+
+// 64-byte blocks a negative lookup reads (see the header comment).
+double LinesPerNegative(const std::string& kind, const Slice& contents) {
+  if (kind == "bloom") return 1;
+  if (kind == "ribbon") return 2;
+  if (kind != "cuckoo_blocked") return 2;
+  cuckoo::internal::BlockedView view;
+  std::string error;
+  if (!cuckoo::internal::ParseBlockedFilter(contents.data(), contents.size(),
+                                            &view, &error)) {
+    return 0;
+  }
+  return 1 + cuckoo::internal::BlockedOverflowBitFraction(view);
+}
 
 std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
                                                double bits,
@@ -171,6 +228,16 @@ std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
     if (!s.ok()) *error = s.ToString();
     return p;
   }
+  if (kind == "cuckoo_blocked") {
+    char name[64];
+    snprintf(name, sizeof(name), "cuckoofilter:%g:blocked", bits);
+    std::shared_ptr<const FilterPolicy> p;
+    ROCKSDB_NAMESPACE::ConfigOptions options;
+    ROCKSDB_NAMESPACE::Status s =
+        FilterPolicy::CreateFromString(options, name, &p);
+    if (!s.ok() || !p) *error = s.ToString() + " (" + name + ")";
+    return p;
+  }
   *error = "unknown policy '" + kind + "'";
   return nullptr;
 }
@@ -183,12 +250,25 @@ struct Subject {
   Slice contents;
   std::unique_ptr<FilterBitsReader> reader;
   Row row;
-  double build_s = 1e300, pos_s = 1e300, neg_s = 1e300, batch_pos_s = 1e300,
-         batch_neg_s = 1e300;
+  // Seconds of each repeat.
+  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s;
   size_t false_pos = 0;
 };
 
+// This thread's CPU time, seconds.
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Seconds fn takes on the --clock clock.
 double Time(const std::function<void()>& fn) {
+  if (FLAGS_clock == "cpu") {
+    const double start = ThreadCpuSeconds();
+    fn();
+    return ThreadCpuSeconds() - start;
+  }
   const auto start = Clock::now();
   fn();
   return Seconds(start, Clock::now());
@@ -262,13 +342,11 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
   const size_t nq = neg_queries.keys.size();
   const int batch = std::max(1, FLAGS_batch);
   for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
-    for (Subject& s : subjects)
-      s.build_s = std::min(s.build_s, Build(&s, present));
+    for (Subject& s : subjects) s.build_s.push_back(Build(&s, present));
     for (Subject& s : subjects) {
       size_t hits = 0;
-      s.pos_s = std::min(s.pos_s, Time([&] {
-                           hits = SingleLookups(s.reader.get(), pos_queries);
-                         }));
+      s.pos_s.push_back(
+          Time([&] { hits = SingleLookups(s.reader.get(), pos_queries); }));
       if (hits != q) {
         fprintf(stderr,
                 "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
@@ -277,17 +355,13 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
       }
     }
     for (Subject& s : subjects) {
-      s.neg_s = std::min(s.neg_s, Time([&] {
-                           s.false_pos =
-                               SingleLookups(s.reader.get(), neg_queries);
-                         }));
+      s.neg_s.push_back(Time(
+          [&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
     }
     for (Subject& s : subjects) {
       size_t hits = 0;
-      s.batch_pos_s =
-          std::min(s.batch_pos_s, Time([&] {
-                     hits = BatchedLookups(s.reader.get(), pos_queries, batch);
-                   }));
+      s.batch_pos_s.push_back(Time(
+          [&] { hits = BatchedLookups(s.reader.get(), pos_queries, batch); }));
       if (hits != q) {
         fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
                 s.kind.c_str(), hits, q);
@@ -296,10 +370,9 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
     }
     for (Subject& s : subjects) {
       size_t matched = 0;
-      s.batch_neg_s = std::min(s.batch_neg_s, Time([&] {
-                                 matched = BatchedLookups(s.reader.get(),
-                                                          neg_queries, batch);
-                               }));
+      s.batch_neg_s.push_back(Time([&] {
+        matched = BatchedLookups(s.reader.get(), neg_queries, batch);
+      }));
       if (matched != s.false_pos) {
         fprintf(stderr,
                 "%s: batched and single MayMatch disagree (%zu vs %zu)\n",
@@ -317,12 +390,198 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
     row.filter_bytes = s.contents.size();
     row.bits_per_key = s.contents.size() * 8.0 / present.keys.size();
     row.fpr_percent = 100.0 * s.false_pos / nq;
-    row.build_ns = s.build_s * 1e9 / present.keys.size();
-    row.pos_ns = s.pos_s * 1e9 / q;
-    row.neg_ns = s.neg_s * 1e9 / nq;
-    row.batch_pos_ns = s.batch_pos_s * 1e9 / q;
-    row.batch_neg_ns = s.batch_neg_s * 1e9 / nq;
+    row.build_ns = Pick(s.build_s) * 1e9 / present.keys.size();
+    row.pos_ns = Pick(s.pos_s) * 1e9 / q;
+    row.neg_ns = Pick(s.neg_s) * 1e9 / nq;
+    row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
+    row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / nq;
+    row.lines_neg = LinesPerNegative(s.kind, s.contents);
     rows->push_back(row);
+  }
+  return true;
+}
+
+// ------------------------------------------------------- DRAM-scale mode
+
+// Key `index` of filter `filter` (absent keys: `absent` set): 8 bytes
+// big-endian of (absent, filter, index) followed by pseudo-random bytes.
+void MakeKey(uint64_t filter, uint64_t index, bool absent, char* out) {
+  const uint64_t id = (uint64_t{absent} << 63) | (filter << 40) |
+                      (index & ((uint64_t{1} << 40) - 1));
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<char>(id >> (56 - 8 * b));
+  uint64_t r = id;
+  for (int b = 8; b < FLAGS_key_size; b += 8) {
+    r = (r ^ (r >> 31)) * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
+    std::memcpy(out + b, &r, std::min(8, FLAGS_key_size - b));
+  }
+}
+
+// Queries of one kind: keys stored back to back with their filter.
+struct QuerySet {
+  std::string data;
+  std::vector<Slice> keys;
+  std::vector<uint32_t> filter;  // per key
+  // Single queries: a random filter per key; batched: per --batch keys.
+  QuerySet(uint64_t count, bool absent, bool batched, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const int ks = FLAGS_key_size;
+    const uint64_t per_batch = batched ? std::max(1, FLAGS_batch) : 1;
+    data.resize(count * ks);
+    filter.resize(count);
+    uint32_t f = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+      if (i % per_batch == 0) f = static_cast<uint32_t>(rng() % FLAGS_filters);
+      filter[i] = f;
+      MakeKey(f, rng() % FLAGS_keys, absent, &data[i * ks]);
+    }
+    for (uint64_t i = 0; i < count; ++i) keys.emplace_back(&data[i * ks], ks);
+  }
+};
+
+struct DramSubject {
+  std::string kind;
+  std::shared_ptr<const FilterPolicy> policy;
+  std::vector<std::unique_ptr<const char[]>> blocks;
+  std::vector<Slice> contents;
+  std::vector<std::unique_ptr<FilterBitsReader>> readers;
+  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s;
+  size_t false_pos = 0;
+};
+
+// Builds the --filters filters of a policy (a fresh builder per filter, as
+// RocksDB uses per table file); returns the seconds taken.
+double BuildAll(DramSubject* s) {
+  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
+  table_options.filter_policy = s->policy;
+  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
+  s->readers.clear();
+  s->blocks.clear();
+  s->contents.clear();
+  std::vector<char> key(FLAGS_key_size);
+  double seconds = 0;
+  for (uint64_t f = 0; f < FLAGS_filters; ++f) {
+    std::unique_ptr<const char[]> buf;
+    Slice contents;
+    seconds += Time([&] {
+      std::unique_ptr<FilterBitsBuilder> builder(
+          s->policy->GetBuilderWithContext(context));
+      for (uint64_t i = 0; i < FLAGS_keys; ++i) {
+        MakeKey(f, i, false, key.data());
+        builder->AddKey(Slice(key.data(), key.size()));
+      }
+      ROCKSDB_NAMESPACE::Status status;
+      contents = builder->Finish(&buf, &status);
+      if (!status.ok()) {
+        fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(),
+                status.ToString().c_str());
+        std::exit(1);
+      }
+    });
+    s->readers.emplace_back(s->policy->GetFilterBitsReader(contents));
+    s->blocks.push_back(std::move(buf));
+    s->contents.push_back(contents);
+  }
+  return seconds;
+}
+
+size_t DramSingle(const DramSubject& s, const QuerySet& q) {
+  size_t matched = 0;
+  FilterBitsReader* const* readers =
+      reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
+  for (size_t i = 0; i < q.keys.size(); ++i) {
+    matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
+  }
+  return matched;
+}
+
+size_t DramBatched(const DramSubject& s, const QuerySet& q) {
+  const int batch = std::max(1, FLAGS_batch);
+  std::vector<Slice*> ptrs(batch);
+  std::unique_ptr<bool[]> may(new bool[batch]);
+  size_t matched = 0;
+  for (size_t start = 0; start < q.keys.size(); start += batch) {
+    const int n =
+        static_cast<int>(std::min<size_t>(batch, q.keys.size() - start));
+    for (int k = 0; k < n; ++k)
+      ptrs[k] = const_cast<Slice*>(&q.keys[start + k]);
+    s.readers[q.filter[start]]->MayMatch(n, ptrs.data(), may.get());
+    for (int k = 0; k < n; ++k) matched += may[k];
+  }
+  return matched;
+}
+
+bool RunBitsDram(const std::vector<std::string>& kinds, double bits,
+                 std::vector<Row>* rows) {
+  static_assert(
+      sizeof(std::unique_ptr<FilterBitsReader>) == sizeof(FilterBitsReader*),
+      "readers are read as raw pointers in the query loop");
+  std::vector<DramSubject> subjects(kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string error;
+    subjects[i].kind = kinds[i];
+    subjects[i].policy = MakePolicy(kinds[i], bits, &error);
+    if (!subjects[i].policy) {
+      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
+      return false;
+    }
+  }
+  const QuerySet pos(FLAGS_queries, false, false, FLAGS_seed + 10);
+  const QuerySet neg(FLAGS_queries, true, false, FLAGS_seed + 11);
+  const QuerySet bpos(FLAGS_queries, false, true, FLAGS_seed + 12);
+  const QuerySet bneg(FLAGS_queries, true, true, FLAGS_seed + 13);
+  const size_t q = FLAGS_queries;
+  // Every policy's filters stay built (and in memory) for all repeats, so
+  // the queries of each policy run over its full set; builds are timed once.
+  for (DramSubject& s : subjects) s.build_s.push_back(BuildAll(&s));
+  for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
+    for (DramSubject& s : subjects) {
+      size_t hits = 0;
+      s.pos_s.push_back(Time([&] { hits = DramSingle(s, pos); }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu\n", s.kind.c_str(),
+                hits, q);
+        std::exit(2);
+      }
+    }
+    for (DramSubject& s : subjects)
+      s.neg_s.push_back(Time([&] { s.false_pos = DramSingle(s, neg); }));
+    for (DramSubject& s : subjects) {
+      size_t hits = 0;
+      s.batch_pos_s.push_back(Time([&] { hits = DramBatched(s, bpos); }));
+      if (hits != q) {
+        fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
+                s.kind.c_str(), hits, q);
+        std::exit(2);
+      }
+    }
+    for (DramSubject& s : subjects) {
+      s.batch_neg_s.push_back(Time([&] { DramBatched(s, bneg); }));
+    }
+  }
+  for (DramSubject& s : subjects) {
+    Row row;
+    row.policy = s.kind;
+    row.bits_arg = bits;
+    row.name = s.policy->Name();
+    row.filters = FLAGS_filters;
+    row.keys = FLAGS_filters * FLAGS_keys;
+    double lines = 0;
+    for (const Slice& c : s.contents) {
+      row.filter_bytes += c.size();
+      lines += LinesPerNegative(s.kind, c);
+    }
+    row.lines_neg = lines / s.contents.size();
+    row.bits_per_key = row.filter_bytes * 8.0 / row.keys;
+    row.fpr_percent = 100.0 * s.false_pos / q;
+    row.build_ns = Pick(s.build_s) * 1e9 / row.keys;
+    row.pos_ns = Pick(s.pos_s) * 1e9 / q;
+    row.neg_ns = Pick(s.neg_s) * 1e9 / q;
+    row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
+    row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / q;
+    rows->push_back(row);
+    // Free this policy's filters before the next bits/key value.
+    s.readers.clear();
+    s.blocks.clear();
   }
   return true;
 }
@@ -341,6 +600,12 @@ int main(int argc, char** argv) {
       "Bloom / Ribbon / cuckoo filters through RocksDB's "
       "FilterBitsBuilder/Reader");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
+  rocksdb_cuckoo::RegisterCuckooFilterPolicies(
+      *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "");
+  if (FLAGS_clock != "cpu" && FLAGS_clock != "wall") {
+    fprintf(stderr, "--clock: cpu or wall\n");
+    return 1;
+  }
   if (FLAGS_key_size < 8) {
     fprintf(stderr, "--key_size must be >= 8\n");
     return 1;
@@ -350,47 +615,64 @@ int main(int argc, char** argv) {
   for (const std::string& b : SplitList(FLAGS_bits_per_key))
     bits_list.push_back(std::stod(b));
 
-  const KeySet present(FLAGS_keys, 0, FLAGS_key_size, FLAGS_seed);
-  // Absent keys come from another index range; present queries are keys of
-  // the filter drawn at random.
-  const KeySet neg_queries(FLAGS_queries, uint64_t{1} << 62, FLAGS_key_size,
-                           FLAGS_seed + 1);
-  std::mt19937_64 rng(FLAGS_seed + 2);
-  std::vector<uint32_t> pos_order(FLAGS_queries);
-  for (auto& i : pos_order) i = static_cast<uint32_t>(rng() % FLAGS_keys);
-  const KeySet pos_queries(present, pos_order, FLAGS_key_size);
+  const bool dram = FLAGS_filters > 0;
+  if (dram && (FLAGS_filters >= (uint64_t{1} << 23) ||
+               FLAGS_keys >= (uint64_t{1} << 40))) {
+    fprintf(stderr, "--filters must be < 2^23 and --keys < 2^40\n");
+    return 1;
+  }
+  std::unique_ptr<KeySet> present, neg_queries, pos_queries;
+  if (!dram) {
+    present.reset(new KeySet(FLAGS_keys, 0, FLAGS_key_size, FLAGS_seed));
+    // Absent keys come from another index range; present queries are keys
+    // of the filter drawn at random.
+    neg_queries.reset(new KeySet(FLAGS_queries, uint64_t{1} << 62,
+                                 FLAGS_key_size, FLAGS_seed + 1));
+    std::mt19937_64 rng(FLAGS_seed + 2);
+    std::vector<uint32_t> pos_order(FLAGS_queries);
+    for (auto& i : pos_order) i = static_cast<uint32_t>(rng() % FLAGS_keys);
+    pos_queries.reset(new KeySet(*present, pos_order, FLAGS_key_size));
+  }
 
   printf(
-      "policy_bench: %llu keys of %d bytes per filter, %llu queries, batch %d, "
-      "best of %d\n",
+      "policy_bench: %llu filter(s) of %llu keys of %d bytes, %llu queries, "
+      "batch %d, %s of %d, %s clock\n",
+      static_cast<unsigned long long>(dram ? FLAGS_filters : 1),
       static_cast<unsigned long long>(FLAGS_keys), FLAGS_key_size,
       static_cast<unsigned long long>(FLAGS_queries), FLAGS_batch,
-      FLAGS_repeats);
-  printf("%-13s %5s %-22s %11s %7s %8s %8s %7s %7s %8s %8s | %6s %6s %6s %6s\n",
-         "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos",
-         "neg", "b.pos", "b.neg", "fpr/B", "bld/B", "neg/B", "bneg/B");
+      FLAGS_median ? "median" : "best", FLAGS_repeats, FLAGS_clock.c_str());
+  printf(
+      "%-14s %5s %-24s %11s %7s %8s %8s %7s %7s %8s %8s %6s | %6s %6s %6s "
+      "%6s %6s %6s\n",
+      "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos",
+      "neg", "b.pos", "b.neg", "lines", "fpr/B", "bld/B", "pos/B", "neg/B",
+      "bpos/B", "bneg/B");
 
   std::vector<Row> rows;
   for (double bits : bits_list) {
     const Row* bloom = nullptr;
     size_t first = rows.size();
-    if (!RunBits(policies, bits, present, pos_queries, neg_queries, &rows))
-      return 1;
+    const bool ok = dram ? RunBitsDram(policies, bits, &rows)
+                         : RunBits(policies, bits, *present, *pos_queries,
+                                   *neg_queries, &rows);
+    if (!ok) return 1;
     for (size_t i = first; i < rows.size(); ++i) {
       if (rows[i].policy == "bloom") bloom = &rows[i];
     }
     for (size_t i = first; i < rows.size(); ++i) {
       const Row& r = rows[i];
       printf(
-          "%-13s %5.1f %-22s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f "
-          "| %6s %6s %6s %6s\n",
+          "%-14s %5.1f %-24s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f "
+          "%6.3f | %6s %6s %6s %6s %6s %6s\n",
           r.policy.c_str(), r.bits_arg, r.name.c_str(),
           static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
           r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
-          r.batch_neg_ns,
+          r.batch_neg_ns, r.lines_neg,
           bloom ? Ratio(r.fpr_percent, bloom->fpr_percent).c_str() : "",
           bloom ? Ratio(r.build_ns, bloom->build_ns).c_str() : "",
+          bloom ? Ratio(r.pos_ns, bloom->pos_ns).c_str() : "",
           bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
+          bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "",
           bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
     }
     fflush(stdout);
@@ -407,7 +689,7 @@ int main(int argc, char** argv) {
             "percent,"
             "build_ns,pos_ns,neg_ns,batch_pos_ns,batch_neg_ns,fpr_vs_bloom,"
             "build_vs_bloom,neg_vs_bloom,batch_neg_vs_bloom,pos_vs_bloom,"
-            "batch_pos_vs_bloom\n");
+            "batch_pos_vs_bloom,filters,lines_neg\n");
     for (const Row& r : rows) {
       const Row* bloom = nullptr;
       for (const Row& b : rows) {
@@ -415,7 +697,7 @@ int main(int argc, char** argv) {
       }
       fprintf(f,
               "%s,%g,%s,%llu,%llu,%.4f,%.5f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%s,%"
-              "s,%s,%s\n",
+              "s,%s,%s,%llu,%.4f\n",
               r.policy.c_str(), r.bits_arg, r.name.c_str(),
               static_cast<unsigned long long>(r.keys),
               static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
@@ -426,7 +708,8 @@ int main(int argc, char** argv) {
               bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
               bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "",
               bloom ? Ratio(r.pos_ns, bloom->pos_ns).c_str() : "",
-              bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "");
+              bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "",
+              static_cast<unsigned long long>(r.filters), r.lines_neg);
     }
     fclose(f);
   }

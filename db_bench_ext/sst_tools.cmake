@@ -6,5 +6,5 @@
 #                  LD_PRELOAD=librocksdb_cuckoo.so
 cuckoo_add_tool(policy_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/policy_bench.cc
-  LIBS rocksdb_cuckoo)
+  LIBS rocksdb_cuckoo cuckoo_core_internal)
 target_include_directories(policy_bench PRIVATE ${PROJECT_SOURCE_DIR}/plugin/cuckoo/sst)

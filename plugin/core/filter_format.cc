@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "bit_util.h"
+#include "blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "table_ops.h"
 
@@ -122,6 +123,65 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
   return true;
 }
 
+bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,
+                         std::string* error) {
+  if (data == nullptr || size < kTrailerSize) {
+    return Fail(error, "block of " + std::to_string(size) +
+                           " bytes is shorter than the 32-byte trailer");
+  }
+  const char* p = data + size - kTrailerSize;
+  Trailer t;
+  t.format_version = static_cast<uint8_t>(p[31]);
+  if (t.format_version != kFormatVersionBlocked) {
+    return Fail(error, "not a blocked filter (format version " +
+                           std::to_string(t.format_version) + ")");
+  }
+  t.num_buckets = LoadLE<uint32_t>(p + 0);
+  t.num_items = LoadLE<uint64_t>(p + 4);
+  t.seed = LoadLE<uint32_t>(p + 12);
+  t.victim_fp = LoadLE<uint32_t>(p + 16);
+  t.victim_bucket = LoadLE<uint32_t>(p + 20);
+  t.fingerprint_bits = static_cast<uint8_t>(p[28]);
+  t.bucket_size = static_cast<uint8_t>(p[29]);
+  t.flags = static_cast<uint8_t>(p[30]);
+  if (t.flags != kFlagSemiSort || t.bucket_size != 4 ||
+      t.fingerprint_bits < kBlockedMinFpBits ||
+      t.fingerprint_bits > kBlockedMaxFpBits || t.victim_bucket != 0) {
+    return Fail(error, "unsupported blocked layout f=" +
+                           std::to_string(t.fingerprint_bits) +
+                           " b=" + std::to_string(t.bucket_size) +
+                           " flags=" + std::to_string(t.flags));
+  }
+  if (t.num_buckets == 0) return Fail(error, "no blocks");
+  const uint64_t stash = t.victim_fp;
+  const uint64_t capacity =
+      uint64_t{t.num_buckets} * 4 * BlockedBucketsPerBlock(t.fingerprint_bits);
+  if (stash > t.num_items || t.num_items > capacity + stash) {
+    return Fail(error, "item count " + std::to_string(t.num_items) +
+                           " or stash size " + std::to_string(stash) +
+                           " inconsistent with capacity " +
+                           std::to_string(capacity));
+  }
+  const uint64_t table_bytes =
+      uint64_t{t.num_buckets} * kBlockBytes + 4 * stash;
+  if (size - kTrailerSize != table_bytes) {
+    return Fail(error, "table of " + std::to_string(size - kTrailerSize) +
+                           " bytes, expected " + std::to_string(table_bytes));
+  }
+  if (LoadLE<uint32_t>(p + 24) !=
+      BlockChecksum(data, table_bytes, t.format_version)) {
+    return Fail(error, "block checksum mismatch");
+  }
+  const char* s = data + uint64_t{t.num_buckets} * kBlockBytes;
+  for (uint64_t i = 1; i < stash; ++i) {
+    if (LoadLE<uint32_t>(s + 4 * (i - 1)) >= LoadLE<uint32_t>(s + 4 * i)) {
+      return Fail(error, "stash not sorted");
+    }
+  }
+  *trailer = t;
+  return true;
+}
+
 bool ResealChecksum(char* data, size_t size) {
   if (data == nullptr || size < kTrailerSize) return false;
   char* p = data + size - kTrailerSize;
@@ -130,7 +190,9 @@ bool ResealChecksum(char* data, size_t size) {
     StoreLE<uint32_t>(p + 24, BlockChecksum(p, 0, version));
     return true;
   }
-  if (version != kFormatVersion) return false;
+  if (version != kFormatVersion && version != kFormatVersionBlocked) {
+    return false;
+  }
   StoreLE<uint32_t>(p + 24, BlockChecksum(data, size - kTrailerSize, version));
   return true;
 }

@@ -17,6 +17,29 @@
 //   |  31  u8  format_version      |  1 or 2 (kFormatVersion, written)
 //   +------------------------------+
 //
+// Format version 3 (kFormatVersionBlocked, the blocked layout of
+// blocked_layout.h, written by the SST policy's "blocked" option) reuses the
+// trailer with other meanings; readers of versions 1 and 2 reject it (any
+// unknown version), and a rejected SST block reads as "may match":
+//
+//   +------------------------------+  offset 0
+//   | blocks                       |  64 bytes each
+//   +------------------------------+  64 * num_blocks
+//   | stash                        |  stash_size sorted u32 (LE)
+//   +------------------------------+
+//   | trailer (32 bytes, LE)       |
+//   |   0  u32 num_blocks          |  >= 1
+//   |   4  u64 num_items           |  <= capacity of the blocks + stash_size
+//   |  12  u32 seed                |
+//   |  16  u32 stash_size          |  <= num_items
+//   |  20  u32 reserved            |  0
+//   |  24  u32 checksum            |  as version 2 (whole block)
+//   |  28  u8  fingerprint_bits    |  4..16
+//   |  29  u8  bucket_size         |  4
+//   |  30  u8  flags               |  1 (semi-sorted buckets); others 0
+//   |  31  u8  format_version      |  3
+//   +------------------------------+
+//
 // Checksum (the trailer copied with the checksum field set to 0):
 //   version 1: XXH32(trailer, seed "CUK1"): covers the trailer only, so a
 //              damaged bucket array goes unnoticed (read, never written).
@@ -41,6 +64,7 @@ constexpr size_t kTrailerSize = 32;
 // Written by every encoder; version 1 blocks are still read.
 constexpr uint8_t kFormatVersion = 2;
 constexpr uint8_t kFormatVersionTrailerChecksum = 1;
+constexpr uint8_t kFormatVersionBlocked = 3;
 constexpr uint8_t kFlagSemiSort = 1;
 
 struct Trailer {
@@ -77,6 +101,12 @@ void EncodeTrailer(const Trailer& trailer, char* block, uint64_t table_bytes);
 // Version 2: also the checksum of the whole block (reads every byte once).
 bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
                   uint64_t* table_bytes, std::string* error);
+
+// Parses and validates a version 3 (blocked) block: trailer fields, sizes,
+// the whole-block checksum and the order of the stash. On success sets
+// *trailer (num_buckets = blocks, victim_fp = stash size) and returns true.
+bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,
+                         std::string* error);
 
 // For tests and fuzzers: rewrites the checksum of data[0, size) as the
 // encoder would, taking the version from the trailer and everything before

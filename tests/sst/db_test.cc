@@ -276,7 +276,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(LookupParam{"cuckoofilter:10", false, false},
                       LookupParam{"cuckoofilter:10", true, true},
                       LookupParam{"cuckoofilter:16", false, true},
-                      LookupParam{"cuckoofilter:13:12:4:0", true, false}),
+                      LookupParam{"cuckoofilter:13:12:4:0", true, false},
+                      LookupParam{"cuckoofilter:10:blocked", false, true},
+                      LookupParam{"cuckoofilter:10:blocked", true, false}),
     [](const ::testing::TestParamInfo<LookupParam>& info) {
       std::string name =
           std::get<0>(info.param).substr(std::strlen("cuckoofilter:"));
@@ -387,8 +389,8 @@ std::string ReadOptionsFileText(const std::string& db_path) {
 }
 
 TEST(OptionsFileTest, RoundTripAndPolicySwitches) {
-  for (const std::string name :
-       {"cuckoofilter:10", "cuckoofilter:12.5:12:4:1"}) {
+  for (const std::string name : {"cuckoofilter:10", "cuckoofilter:12.5:12:4:1",
+                                 "cuckoofilter:10:blocked"}) {
     test::TempDir dir("options");
     const uint64_t n = 20000;
     {

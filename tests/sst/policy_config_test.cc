@@ -51,12 +51,11 @@ TEST_F(PolicyConfigTest, AutomaticLayoutPerBudget) {
   // Largest f with (f - 1) / 0.95 <= bits (semi-sorted, f <= 16); above
   // 17.89 bits (f = 17 plain at 0.95) the largest plain f with f / 0.95 <=
   // bits, up to f = 32 from 33.68 bits.
-  const Case cases[] = {{4, 4, true},    {7.9, 8, true},    {8, 8, true},
-                        {9.47, 9, true}, {9.48, 10, true},  {10, 10, true},
-                        {12, 12, true},  {15.79, 16, true}, {16, 16, true},
-                        {17.8, 16, true}, {17.9, 17, false}, {20, 19, false},
-                        {24, 22, false}, {33.6, 31, false}, {33.7, 32, false},
-                        {64, 32, false}};
+  const Case cases[] = {
+      {4, 4, true},     {7.9, 8, true},    {8, 8, true},      {9.47, 9, true},
+      {9.48, 10, true}, {10, 10, true},    {12, 12, true},    {15.79, 16, true},
+      {16, 16, true},   {17.8, 16, true},  {17.9, 17, false}, {20, 19, false},
+      {24, 22, false},  {33.6, 31, false}, {33.7, 32, false}, {64, 32, false}};
   for (const Case& c : cases) {
     const CuckooFilterLayout layout = AutoLayout(c.bits);
     EXPECT_EQ(layout.fingerprint_bits, c.f) << c.bits;
@@ -105,6 +104,37 @@ TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
   EXPECT_LT(fpr_at[24], 2e-6);
 }
 
+// The blocked layout per budget: the widest f whose 64-byte blocks hold
+// 512 / bits keys at a load of at most kBlockedMaxLoad.
+TEST_F(PolicyConfigTest, BlockedLayoutPerBudget) {
+  const std::pair<double, int> expected[] = {
+      {4, 4},   {6, 6},   {8, 8},   {9, 8},   {10, 10}, {12, 11},
+      {14, 13}, {16, 15}, {20, 16}, {24, 16}, {64, 16}};
+  for (const auto& [bits, f] : expected) {
+    char name[48];
+    snprintf(name, sizeof(name), "cuckoofilter:%g:blocked", bits);
+    CuckooFilterLayout layout;
+    ASSERT_TRUE(ParseCuckooFilterPolicyString(name, &layout).ok()) << name;
+    EXPECT_EQ(layout.fingerprint_bits, f) << name;
+    EXPECT_EQ(layout.bucket_size, 4);
+    EXPECT_TRUE(layout.semi_sort);
+    EXPECT_LE(layout.load_factor, internal::kBlockedMaxLoad + 1e-9) << name;
+    EXPECT_EQ(layout.name, name);
+  }
+  // Sizing: whole blocks within the budget, at least one, never above the
+  // maximum load.
+  PolicyConfig c;
+  ASSERT_TRUE(internal::ParsePolicyString("cuckoofilter:10:blocked", &c).ok());
+  EXPECT_EQ(internal::BucketsForKeys(c, 0), 1u);
+  EXPECT_EQ(internal::BucketsForKeys(c, 1), 1u);
+  EXPECT_EQ(internal::BucketsForKeys(c, 100), 2u);
+  EXPECT_EQ(internal::BucketsForKeys(c, 1000000), 19531u);  // floor(10^7/512)
+  EXPECT_EQ(internal::FilterBytesForKeys(c, 1000000), 19531u * 64 + 32);
+  const uint64_t keys = internal::KeysForFilterBytes(c, 19531u * 64 + 32);
+  EXPECT_EQ(internal::FilterBytesForKeys(c, keys), 19531u * 64 + 32);
+  EXPECT_GT(internal::FilterBytesForKeys(c, keys + 1), 19531u * 64 + 32);
+}
+
 TEST_F(PolicyConfigTest, NamesRoundTrip) {
   const std::vector<std::string> names = {"cuckoofilter:10",
                                           "cuckoofilter:4",
@@ -121,7 +151,11 @@ TEST_F(PolicyConfigTest, NamesRoundTrip) {
                                           "cuckoofilter:20:8:1:0",
                                           "cuckoofilter:34:32:8:0",
                                           "cuckoofilter:20:17:4:0",
-                                          "cuckoofilter:24:21:8:0"};
+                                          "cuckoofilter:24:21:8:0",
+                                          "cuckoofilter:10:blocked",
+                                          "cuckoofilter:4:blocked",
+                                          "cuckoofilter:12.5:blocked",
+                                          "cuckoofilter:64:blocked"};
   for (const std::string& name : names) {
     PolicyConfig a;
     ASSERT_TRUE(internal::ParsePolicyString(name, &a).ok()) << name;
@@ -207,6 +241,12 @@ TEST_F(PolicyConfigTest, BadStringsAreErrorsNotNull) {
       "cuckoofilter:fpr:1.5",           //
       "cuckoofilter:fpr:abc",           //
       "cuckoofilter:fpr:0.0000000001",  // needs far more than 64 bits
+      "cuckoofilter:blocked",           // no budget
+      "cuckoofilter:10:block",          // misspelt
+      "cuckoofilter:10:BLOCKED",        // case
+      "cuckoofilter:10:blocked:1",      // extra argument
+      "cuckoofilter:3:blocked",         // below 4
+      "cuckoofilter:fpr:0.01:blocked",  // no target-rate form
   };
   for (const std::string& value : bad) {
     std::shared_ptr<const FilterPolicy> policy;

@@ -8,8 +8,22 @@
 //   | 32-byte trailer (filter_format.h)|  m, items, seed, victim, checksum,
 //   +----------------------------------+  f, b, flags, format version
 //
+// or, with the blocked option ("cuckoofilter:10:blocked", format version 3):
+//
+//   +----------------------------------+
+//   | 64-byte blocks                   |  both buckets of a key in one block
+//   +----------------------------------+  (blocked_layout.h)
+//   | stash (sorted u32, usually none) |
+//   +----------------------------------+
+//   | 32-byte trailer, version 3       |
+//   +----------------------------------+
+//
 // Items are XXH3_64bits(key) (cuckoo::HashKey). Readers decode the trailer,
 // so every cuckoo policy reads every cuckoo block whatever its own layout.
+// That is why CompatibilityName() did not change with version 3: a reader
+// from before version 3 finds the same meta block, rejects the unknown
+// version and answers "may match" (correct, unfiltered), and every current
+// reader reads versions 1, 2 and 3.
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
@@ -19,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "blocked_filter.h"
+#include "blocked_layout.h"
 #include "bulk_builder.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo_table.h"
@@ -53,6 +69,9 @@ using ROCKSDB_NAMESPACE::Status;
 
 namespace internal {
 
+using cuckoo::internal::BlockedSlot;
+using cuckoo::internal::BlockedTable;
+using cuckoo::internal::BlockedTableRef;
 using cuckoo::internal::CuckooTable;
 using cuckoo::internal::DispatchSettings;
 using cuckoo::internal::TableRef;
@@ -160,9 +179,83 @@ class CuckooBitsReader final : public FilterBitsReader {
   const TableRef ref_;
 };
 
+// Reader of a blocked (version 3) block: one cache line per lookup unless
+// the key's overflow bit is set in its block.
+template <typename S>
+class BlockedBitsReader final : public FilterBitsReader {
+ public:
+  explicit BlockedBitsReader(const BlockedTableRef& ref) : ref_(ref) {}
+
+  bool MayMatch(const Slice& key) override {
+    return BlockedTable<S>::Contains(ref_, HashSlice(key));
+  }
+
+  // Three stages, kDistance keys apart: key k is hashed and its primary
+  // block prefetched; the overflow bit of key k - kDistance is read (its
+  // block has arrived) and its second block prefetched (the primary again
+  // unless the bit is set); key k - 2 * kDistance is probed.
+  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
+    constexpr int kDistance = 8;
+    constexpr int kRing = 32;  // > 2 * kDistance, power of two
+    BlockedSlot slots[kRing];
+    const BlockedTableRef ref = ref_;
+    for (int k = 0; k < num_keys + 2 * kDistance; ++k) {
+      if (k < num_keys) {
+        const int j = k & (kRing - 1);
+        slots[j] = cuckoo::internal::BlockedPlace<S>(
+            HashSlice(*keys[k]), ref.num_blocks, ref.seed_mix);
+        // Both lines a block can span: RocksDB's filter blocks are not
+        // 64-byte aligned in memory (one line when they are).
+        const uint8_t* block =
+            BlockedTable<S>::BlockAddress(ref, slots[j].block);
+        __builtin_prefetch(block);
+        __builtin_prefetch(block + cuckoo::internal::kBlockBytes - 1);
+      }
+      const int m = k - kDistance;
+      if (m >= 0 && m < num_keys) {
+        const BlockedSlot& s = slots[m & (kRing - 1)];
+        cuckoo::internal::BlockedOverflow o;
+        bool overflowed;
+        const uint8_t* second = BlockedTable<S>::SecondProbeBlock(
+            ref, s, BlockedTable<S>::BlockAddress(ref, s.block), &o,
+            &overflowed);
+        __builtin_prefetch(second);
+        __builtin_prefetch(second + cuckoo::internal::kBlockBytes - 1);
+      }
+      const int p = k - 2 * kDistance;
+      if (p >= 0) {
+        may_match[p] = BlockedTable<S>::Probe(ref, slots[p & (kRing - 1)]);
+      }
+    }
+  }
+
+ private:
+  const BlockedTableRef ref_;
+};
+
+FilterBitsReader* NewBlockedReader(const Slice& contents, std::string* error) {
+  cuckoo::internal::BlockedView view;
+  if (!cuckoo::internal::ParseBlockedFilter(contents.data(), contents.size(),
+                                            &view, error)) {
+    return nullptr;
+  }
+  FilterBitsReader* reader = nullptr;
+  cuckoo::internal::DispatchBlocked(view.fingerprint_bits, [&](auto settings) {
+    reader = new BlockedBitsReader<decltype(settings)>(view.ref);
+  });
+  return reader;
+}
+
+bool IsBlockedBlock(const Slice& contents) {
+  return contents.size() >= cuckoo::internal::kTrailerSize &&
+         static_cast<uint8_t>(contents.data()[contents.size() - 1]) ==
+             cuckoo::internal::kFormatVersionBlocked;
+}
+
 // Returns a reader for a block, or null (with *error) if it does not
 // validate. Never reads outside `contents`.
 FilterBitsReader* NewReaderForBlock(const Slice& contents, std::string* error) {
+  if (IsBlockedBlock(contents)) return NewBlockedReader(contents, error);
   cuckoo::CuckooFilterView view;
   if (!cuckoo::CuckooFilterView::Parse(contents.data(), contents.size(), &view,
                                        error)) {
@@ -185,6 +278,10 @@ constexpr int kSeedsAtBudget = 3;
 // Growth steps of +2% buckets (with a new seed each) before giving up.
 constexpr int kMaxGrowSteps = 64;
 constexpr int kBuilderMaxKicks = 500;
+// Blocked layout: a build may leave n / kBlockedStashDivisor +
+// kBlockedStashMin items in the stash (4 bytes each) before it retries.
+constexpr uint64_t kBlockedStashDivisor = 1024;
+constexpr uint64_t kBlockedStashMin = 4;
 
 // Test hook (policy_config.h): relocation steps per walk, -1 for the default.
 std::atomic<int> max_kicks_override{-1};
@@ -319,8 +416,23 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     Status s;
     std::string error;
     cuckoo::CuckooFilterView view;
-    if (!cuckoo::CuckooFilterView::Parse(
-            filter_content.data(), filter_content.size(), &view, &error)) {
+    cuckoo::internal::BlockedView blocked;
+    if (IsBlockedBlock(filter_content)) {
+      if (!cuckoo::internal::ParseBlockedFilter(
+              filter_content.data(), filter_content.size(), &blocked, &error)) {
+        s = Status::Corruption("cuckoo filter: built block does not parse: " +
+                               error);
+      }
+      for (const HashSpan& span : verify_hashes_.Spans()) {
+        for (size_t k = 0; k < span.size && s.ok(); ++k) {
+          if (!cuckoo::internal::BlockedContains(blocked, span.data[k])) {
+            s = Status::Corruption("cuckoo filter: built block misses a key");
+          }
+        }
+      }
+    } else if (!cuckoo::CuckooFilterView::Parse(filter_content.data(),
+                                                filter_content.size(), &view,
+                                                &error)) {
       s = Status::Corruption("cuckoo filter: built block does not parse: " +
                              error);
     } else {
@@ -367,7 +479,11 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     const double buckets = double(bytes - cuckoo::internal::kTrailerSize) * 8 /
                            config_.BucketBits();
     if (buckets < 1) return 1.0;
-    const double load = double(num_entries) / (buckets * config_.bucket_size);
+    const double slots = config_.blocked
+                             ? 4.0 * cuckoo::internal::BlockedBucketsPerBlock(
+                                         config_.fingerprint_bits)
+                             : config_.bucket_size;
+    const double load = double(num_entries) / (buckets * slots);
     return ExpectedFpr(config_.fingerprint_bits, config_.bucket_size,
                        std::min(load, 1.0));
   }
@@ -471,6 +587,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
   // Builds the block for hashes_ (distinct). Returns false only if the key
   // count cannot be represented.
   bool Build(std::unique_ptr<const char[]>* buf, Slice* out) {
+    if (config_.blocked) return BuildBlocked(buf, out);
     const uint64_t n = hashes_.size();
     uint64_t buckets = BucketsForKeys(config_, n);
     if (buckets == 0) return false;
@@ -531,6 +648,75 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     return false;
   }
 
+  // Build of the blocked layout (format version 3): as Build, with blocks
+  // for buckets; a build fails only if more items than kBlockedMaxStash
+  // allows end up in the stash (none did in the measurements).
+  bool BuildBlocked(std::unique_ptr<const char[]>* buf, Slice* out) {
+    const uint64_t n = hashes_.size();
+    uint64_t blocks = BucketsForKeys(config_, n);
+    if (blocks == 0) return false;
+    const uint64_t budget_blocks = blocks;
+    const std::vector<HashSpan> spans = hashes_.Spans();
+    const uint32_t max_stash = static_cast<uint32_t>(std::min<uint64_t>(
+        n / kBlockedStashDivisor + kBlockedStashMin, uint64_t{1} << 24));
+    uint32_t seed = 0;
+    int attempts = 0;
+    for (int grow = 0; grow <= kMaxGrowSteps; ++grow) {
+      const size_t blocks_bytes =
+          static_cast<size_t>(TableBytes(config_, blocks));
+      // Room for the largest stash, the trailer, and the 8 bytes the packer
+      // may touch past the last block.
+      std::unique_ptr<char[]> block(
+          new char[blocks_bytes + 4 * size_t{max_stash} +
+                   cuckoo::internal::kTrailerSize + 8]());
+      const int seeds = grow == 0 ? kSeedsAtBudget : 1;
+      for (int s = 0; s < seeds; ++s, ++seed) {
+        ++attempts;
+        cuckoo::internal::BlockedBuildParams params;
+        params.fingerprint_bits = config_.fingerprint_bits;
+        params.num_blocks = static_cast<uint32_t>(blocks);
+        params.seed = seed;
+        params.max_stash = max_stash;
+        if (BuilderMaxKicks() != kBuilderMaxKicks) {
+          params.max_kicks = BuilderMaxKicks();
+        }
+        if (s > 0) std::memset(block.get(), 0, blocks_bytes + 8);
+        const cuckoo::internal::BlockedBuildResult r =
+            cuckoo::internal::BuildBlockedTable(
+                spans.data(), spans.size(), static_cast<size_t>(n), params,
+                &blocked_scratch_, reinterpret_cast<uint8_t*>(block.get()));
+        if (!r.ok) continue;
+        cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
+            config_.fingerprint_bits, 4, /*semi_sort=*/true);
+        t.format_version = cuckoo::internal::kFormatVersionBlocked;
+        t.num_buckets = static_cast<uint32_t>(blocks);
+        t.num_items = r.num_items;
+        t.seed = seed;
+        t.victim_fp = static_cast<uint32_t>(r.stash_size);
+        const size_t table_bytes = blocks_bytes + 4 * r.stash_size;
+        cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
+        if (attempts > 1)
+          Count(counters_.get(), &Counters::build_retries, attempts - 1);
+        if (grow > 0) {
+          Count(counters_.get(), &Counters::filters_grown, 1);
+          Log("blocked filter for %llu keys needed %llu blocks instead of "
+              "%llu (%d attempts); block exceeds the %s budget",
+              static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(blocks),
+              static_cast<unsigned long long>(budget_blocks), attempts,
+              PolicyName(config_).c_str());
+        }
+        *out = Slice(block.get(), table_bytes + cuckoo::internal::kTrailerSize);
+        *buf = std::move(block);
+        return true;
+      }
+      const uint64_t step = std::max<uint64_t>(1, blocks / 50);
+      if (blocks + step > cuckoo::kMaxBuckets) return false;
+      blocks += step;
+    }
+    return false;
+  }
+
   void Log(const char* format, ...) __attribute__((format(printf, 2, 3))) {
     if (info_log_ == nullptr) return;
     char message[512];
@@ -567,6 +753,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
   HashList verify_hashes_;  // from Finish to MaybePostVerify
   DedupeScratch dedupe_scratch_;
   BulkScratch bulk_scratch_;
+  cuckoo::internal::BlockedScratch blocked_scratch_;
 };
 
 // ------------------------------------------------------------------ policy

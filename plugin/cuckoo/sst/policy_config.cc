@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "filter_format.h"
 
@@ -164,11 +165,27 @@ Status ConfigForTargetFpr(double rate, PolicyConfig* out) {
   return Status::OK();
 }
 
+namespace {
+
+// Slots of one 64-byte block of the blocked layout with f-bit fingerprints.
+int BlockedSlots(int f) {
+  return 4 * cuckoo::internal::BlockedBucketsPerBlock(f);
+}
+
+}  // namespace
+
+int PolicyConfig::BucketBits() const {
+  if (blocked) return 8 * static_cast<int>(cuckoo::internal::kBlockBytes);
+  return semi_sort ? 4 * fingerprint_bits - 4 : bucket_size * fingerprint_bits;
+}
+
 double PolicyConfig::TargetLoad() const {
-  return BucketBits() * 1000.0 / (double(bucket_size) * millibits_per_key);
+  const int slots = blocked ? BlockedSlots(fingerprint_bits) : bucket_size;
+  return BucketBits() * 1000.0 / (double(slots) * millibits_per_key);
 }
 
 double PolicyConfig::MaxLoad() const {
+  if (blocked) return kBlockedMaxLoad;
   return explicit_layout ? cuckoo::DefaultTargetLoad(bucket_size)
                          : kAutoMaxLoad;
 }
@@ -203,6 +220,25 @@ PolicyConfig AutoConfig(int millibits_per_key) {
   return best;
 }
 
+PolicyConfig BlockedConfig(int millibits_per_key) {
+  PolicyConfig c;
+  c.millibits_per_key = millibits_per_key;
+  c.bucket_size = 4;
+  c.semi_sort = true;
+  c.blocked = true;
+  // 512 bits per block: keys per block = 512000 / millibits.
+  const double keys_per_block = 512000.0 / millibits_per_key;
+  c.fingerprint_bits = cuckoo::internal::kBlockedMinFpBits;
+  for (int f = cuckoo::internal::kBlockedMaxFpBits;
+       f >= cuckoo::internal::kBlockedMinFpBits; --f) {
+    if (keys_per_block <= kBlockedMaxLoad * BlockedSlots(f) + 1e-9) {
+      c.fingerprint_bits = f;
+      break;
+    }
+  }
+  return c;
+}
+
 Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
   const std::string prefix = std::string(kPolicyClassName) + ":";
   if (value == kPolicyClassName) {
@@ -222,8 +258,10 @@ Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
     }
     return ConfigForTargetFpr(rate, out);
   }
-  if (parts.size() != 1 && parts.size() != 4) {
+  if (parts.size() != 1 && parts.size() != 4 &&
+      !(parts.size() == 2 && parts[1] == kBlockedSuffix)) {
     return Invalid("expected " + prefix + "<bits_per_key>, " + prefix +
+                   "<bits_per_key>:" + kBlockedSuffix + ", " + prefix +
                    "<bits_per_key>:<f>:<b>:<semi 0|1> or " + prefix +
                    "fpr:<rate>, got '" + value + "'");
   }
@@ -236,6 +274,13 @@ Status ParsePolicyString(const std::string& value, PolicyConfig* out) {
     Status s = BitsToMillibits(bits, &millibits);
     if (!s.ok()) return s;
     *out = AutoConfig(millibits);
+    return Status::OK();
+  }
+  if (parts.size() == 2) {
+    int millibits = 0;
+    Status s = BitsToMillibits(bits, &millibits);
+    if (!s.ok()) return s;
+    *out = BlockedConfig(millibits);
     return Status::OK();
   }
   int f = 0, b = 0, semi = 0;
@@ -257,7 +302,10 @@ std::string PolicyName(const PolicyConfig& config) {
   std::string name = kPolicyClassName;
   name += ':';
   name += FormatMillibits(config.millibits_per_key);
-  if (config.explicit_layout) {
+  if (config.blocked) {
+    name += ':';
+    name += kBlockedSuffix;
+  } else if (config.explicit_layout) {
     name += ':';
     name += std::to_string(config.fingerprint_bits);
     name += ':';
@@ -274,12 +322,29 @@ void DescribeConfig(const PolicyConfig& config, CuckooFilterLayout* layout) {
   layout->semi_sort = config.semi_sort;
   layout->bits_per_key = config.BitsPerKey();
   layout->load_factor = config.TargetLoad();
+  // Blocked: also compared in the secondary block when the item's overflow
+  // bit is set (about 13% of lookups at 10 bits/key), not counted here.
   layout->expected_fpr = ExpectedFpr(config.fingerprint_bits,
                                      config.bucket_size, config.TargetLoad());
   layout->name = PolicyName(config);
 }
 
 uint64_t BucketsForKeys(const PolicyConfig& config, uint64_t num_keys) {
+  if (config.blocked) {
+    // floor(n * bits_per_key / 512) blocks, raised to keep the load at or
+    // below HardMaxLoad(); at least 1.
+    const unsigned __int128 budget_bits =
+        static_cast<unsigned __int128>(num_keys) * config.millibits_per_key;
+    uint64_t blocks = static_cast<uint64_t>(
+        budget_bits / (1000 * static_cast<uint64_t>(config.BucketBits())));
+    const double min_blocks =
+        std::ceil(double(num_keys) / (BlockedSlots(config.fingerprint_bits) *
+                                      config.HardMaxLoad()));
+    if (!(min_blocks <= double(cuckoo::kMaxBuckets))) return 0;
+    blocks = std::max<uint64_t>(blocks, static_cast<uint64_t>(min_blocks));
+    blocks = std::max<uint64_t>(blocks, 1);
+    return blocks > cuckoo::kMaxBuckets ? 0 : blocks;
+  }
   const uint64_t bucket_bits = static_cast<uint64_t>(config.BucketBits());
   // floor(n * bits_per_key / bucket_bits), exact for n < 2^40.
   const unsigned __int128 budget_bits =

@@ -1,0 +1,228 @@
+// The blocked ("one cache line") cuckoo layout for immutable filters (SST
+// filter blocks, format version 3): placement arithmetic and the inline
+// lookup. Internal header; RocksDB-free.
+//
+// A key's hash selects one 64-byte block, and both of its candidate buckets
+// lie inside that block, so a negative lookup reads one cache line (as a
+// blocked Bloom filter does). Buckets are the core's semi-sorted buckets of
+// four f-bit fingerprints (4f - 4 bits, bucket_codec.h), packed from bit 0;
+// the last byte of the block holds 8 overflow bits:
+//
+//   bit 0                                                      bit 511
+//   +----------+----------+-----+--------------+--------+----------+
+//   | bucket 0 | bucket 1 | ... | bucket nb-1  | unused | overflow |
+//   | 4f-4 bit | 4f-4 bit |     |              | (zero) | 8 bits   |
+//   +----------+----------+-----+--------------+--------+----------+
+//   nb = floor(504 / (4f - 4)): f = 10 -> 14 buckets (56 slots, 504 bits),
+//   f = 8 -> 18, f = 12 -> 11, f = 16 -> 8.
+//
+// Item hash h (64 bits), filter seed s, B blocks:
+//   block  = FastRange32(lo32(h), B)
+//   fp     = 1 + FastRange(hi32(h), 2^f - 1)            (as the core's)
+//   g      = (h ^ SeedMix(s)) * 0x9e3779b97f4a7c15        (mod 2^64)
+//   t1     = hi32(g) * nb:         i1 = hi32(t1)
+//   t2     = lo32(t1) * (nb - 1):  i2 = (i1 + 1 + hi32(t2)) mod nb  (!= i1)
+//   class  = lo32(t2) >> 29                              (overflow bit)
+// The builder knows every item's hash, so i2 need not be derivable from
+// (i1, fp) as in a deletable cuckoo filter: entries are moved by the builder
+// with their hashes and the two buckets are independent.
+//
+// Items that do not fit in their block (a block holds at most 4 * nb, and
+// the number of keys hashed to a block varies) go to a secondary block,
+// and the overflow bit of their class is set in the primary block:
+//   block2 = FastRange32(lo32(g), B - 1), skipping `block` (B > 1)
+// with the same in-block buckets i1, i2. An item that fits neither block is
+// kept in the stash, a sorted array of 32-bit keys hi32(g) after the blocks.
+// A lookup reads the primary block, and the secondary block only if the
+// item's overflow bit is set (then, if the stash is not empty, it also
+// binary-searches the stash). Lines touched by a negative lookup:
+// 1 + (fraction of overflow bits set) (+ stash, rare).
+#ifndef CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
+#define CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "bit_util.h"
+#include "bucket_codec.h"
+#include "table_settings.h"
+
+namespace cuckoo {
+namespace internal {
+
+constexpr size_t kBlockBytes = 64;
+// Bits of a block available to buckets; the last byte is the overflow bits.
+constexpr int kBlockBucketBits = 504;
+constexpr int kOverflowClasses = 8;
+// Semi-sorted fingerprints of the blocked layout (TableSettings<f, 4, true>).
+constexpr int kBlockedMinFpBits = 4;
+constexpr int kBlockedMaxFpBits = 16;
+
+// Buckets per block for f-bit fingerprints (semi-sorted buckets of four).
+constexpr int BlockedBucketsPerBlock(int fp_bits) {
+  return kBlockBucketBits / (4 * fp_bits - 4);
+}
+
+template <typename Fn, int... Fs>
+bool DispatchBlockedFp(int fp_bits, Fn& fn, std::integer_sequence<int, Fs...>) {
+  return ((fp_bits == Fs && (fn(TableSettings<Fs, 4, true>{}), true)) || ...);
+}
+
+// Calls fn(TableSettings<f, 4, true>{}) for f in [kBlockedMinFpBits,
+// kBlockedMaxFpBits] and returns true; returns false otherwise.
+template <typename Fn>
+bool DispatchBlocked(int fp_bits, Fn&& fn) {
+  return DispatchBlockedFp(fp_bits, fn,
+                           std::integer_sequence<int, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                 12, 13, 14, 15, 16>{});
+}
+
+// The placement of one item in a blocked table.
+struct BlockedSlot {
+  uint32_t block = 0;
+  uint32_t fp = 0;
+  uint32_t i1 = 0;
+  uint32_t i2 = 0;
+  uint32_t overflow_bit = 0;  // mask of the item's overflow class
+  uint64_t g = 0;             // for the secondary block and stash key
+};
+
+inline uint64_t BlockedSeedMix(uint32_t seed) {
+  return Mix64(uint64_t{seed} * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
+}
+
+// One multiply: the high half mixes every bit of the hash (and the seed);
+// the low half is a bijection of the hash's low 32 bits.
+constexpr uint64_t kBlockedPlaceMul = 0x9e3779b97f4a7c15ULL;
+
+template <typename S>
+inline BlockedSlot BlockedPlace(uint64_t hash, uint32_t num_blocks,
+                                uint64_t seed_mix) {
+  constexpr uint32_t kNb = BlockedBucketsPerBlock(S::kFpBits);
+  BlockedSlot s;
+  s.block = FastRange32(static_cast<uint32_t>(hash), num_blocks);
+  s.fp = detail::Fingerprint(hash, S::kFpBits);
+  s.g = (hash ^ seed_mix) * kBlockedPlaceMul;
+  // i1, the offset of i2 and the overflow class from successive
+  // multiply-shift range reductions of the high half (each uses the
+  // fraction the previous one left).
+  uint64_t t = uint64_t{static_cast<uint32_t>(s.g >> 32)} * kNb;
+  s.i1 = static_cast<uint32_t>(t >> 32);
+  t = uint64_t{static_cast<uint32_t>(t)} * (kNb - 1);
+  uint32_t i2 = s.i1 + 1 + static_cast<uint32_t>(t >> 32);
+  i2 -= i2 >= kNb ? kNb : 0;
+  s.i2 = i2;
+  s.overflow_bit = uint32_t{1} << (static_cast<uint32_t>(t) >> 29);
+  return s;
+}
+
+// Secondary block and stash key of an item (only when it overflowed).
+struct BlockedOverflow {
+  uint32_t block2 = 0;
+  uint32_t stash_key = 0;
+};
+
+inline BlockedOverflow BlockedOverflowOf(uint64_t g, uint32_t block,
+                                         uint32_t num_blocks) {
+  BlockedOverflow o;
+  uint32_t b2 = FastRange32(static_cast<uint32_t>(g), num_blocks - 1);
+  b2 += static_cast<uint32_t>((b2 >= block) & (num_blocks > 1));
+  o.block2 = b2;
+  o.stash_key = static_cast<uint32_t>(g >> 32);
+  return o;
+}
+
+// The 64-bit word holding bucket j of a block, shifted so the bucket starts
+// at bit 0 (upper bits unmasked). The load never leaves the block: it starts
+// at byte min(bit / 8, 56).
+template <typename S>
+inline uint64_t BlockedBucketWord(const uint8_t* block, uint32_t j) {
+  const uint32_t bit = j * S::kBucketBits;
+  uint32_t byte = bit >> 3;
+  byte = byte < kBlockBytes - 8 ? byte : kBlockBytes - 8;
+  return LoadLE<uint64_t>(block + byte) >> (bit - 8 * byte);
+}
+
+template <typename S>
+inline bool BlockedBucketHas(const uint8_t* block, uint32_t j, uint32_t fp) {
+  using Codec = BucketCodec<S>;
+  return Codec::SemiSortedContains(
+      BlockedBucketWord<S>(block, j) & Codec::kWordMask, fp);
+}
+
+// A read-only blocked table (validated by DecodeBlockedFilter).
+struct BlockedTableRef {
+  const uint8_t* blocks = nullptr;  // num_blocks * 64 bytes
+  uint32_t num_blocks = 0;          // >= 1
+  uint64_t seed_mix = 0;            // BlockedSeedMix(seed)
+  const uint8_t* stash = nullptr;   // stash_size little-endian u32, sorted
+  uint32_t stash_size = 0;
+};
+
+inline bool StashHas(const BlockedTableRef& t, uint32_t key) {
+  uint32_t lo = 0, hi = t.stash_size;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const uint32_t v = LoadLE<uint32_t>(t.stash + 4 * size_t{mid});
+    if (v == key) return true;
+    if (v < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return false;
+}
+
+template <typename S>
+struct BlockedTable {
+  static const uint8_t* BlockAddress(const BlockedTableRef& t, uint32_t b) {
+    return t.blocks + size_t{b} * kBlockBytes;
+  }
+
+  // The block of an item's second probe: its secondary block if its
+  // overflow bit is set in primary block b, else b itself (cached), chosen
+  // without a branch on the loaded bit. Sets *o and *overflowed.
+  static const uint8_t* SecondProbeBlock(const BlockedTableRef& t,
+                                         const BlockedSlot& s, const uint8_t* b,
+                                         BlockedOverflow* o, bool* overflowed) {
+    *o = BlockedOverflowOf(s.g, s.block, t.num_blocks);
+    *overflowed = (b[kBlockBytes - 1] & s.overflow_bit) != 0;
+    const uintptr_t mask = uintptr_t{0} - uintptr_t{*overflowed};
+    const uintptr_t other =
+        reinterpret_cast<uintptr_t>(b) ^
+        reinterpret_cast<uintptr_t>(BlockAddress(t, o->block2));
+    return reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(b) ^
+                                            (other & mask));
+  }
+
+  // Probe of an item whose slot is computed. Without a branch on the
+  // loaded data (a mispredicted branch per overflowed lookup would throw
+  // away the lookups the CPU runs ahead, which is what keeps many cache
+  // misses in flight): the second probe reads the secondary block when the
+  // item's overflow bit is set and the (cached) primary block otherwise.
+  static bool Probe(const BlockedTableRef& t, const BlockedSlot& s) {
+    const uint8_t* b = BlockAddress(t, s.block);
+    BlockedOverflow o;
+    bool overflowed;
+    const uint8_t* b2 = SecondProbeBlock(t, s, b, &o, &overflowed);
+    bool found = BlockedBucketHas<S>(b, s.i1, s.fp) |
+                 BlockedBucketHas<S>(b, s.i2, s.fp) |
+                 BlockedBucketHas<S>(b2, s.i1, s.fp) |
+                 BlockedBucketHas<S>(b2, s.i2, s.fp);
+    if (t.stash_size != 0) {  // the same for every lookup of a filter
+      found = found || (overflowed && StashHas(t, o.stash_key));
+    }
+    return found;
+  }
+
+  static bool Contains(const BlockedTableRef& t, uint64_t hash) {
+    return Probe(t, BlockedPlace<S>(hash, t.num_blocks, t.seed_mix));
+  }
+};
+
+}  // namespace internal
+}  // namespace cuckoo
+
+#endif  // CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_

@@ -1,0 +1,199 @@
+// The blocked ("one cache line") layout of immutable filters, format
+// version 3 (blocked_layout.h, blocked_filter.h): no false negatives against
+// the exact set for every fingerprint width and size, the false positive
+// rate against its formula, the stash and overflow paths, and corrupt blocks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bit_util.h"
+#include "blocked_filter.h"
+#include "blocked_layout.h"
+#include "filter_format.h"
+#include "test_util.h"
+
+namespace cuckoo {
+namespace internal {
+namespace {
+
+using rocksdb_cuckoo::internal::HashSpan;
+
+std::vector<uint64_t> Hashes(size_t n, uint64_t seed) {
+  std::vector<uint64_t> h(n);
+  uint64_t state = seed;
+  for (uint64_t& x : h) x = SplitMix64(&state);
+  return h;
+}
+
+// A serialized version 3 block for `hashes` at `load` (items per slot).
+struct Built {
+  std::string bytes;
+  BlockedBuildResult result;
+};
+
+uint32_t BlocksFor(size_t n, int f, double load) {
+  const double per_block = 4.0 * BlockedBucketsPerBlock(f) * load;
+  return std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(n / per_block)));
+}
+
+Built Build(const std::vector<uint64_t>& hashes, int f, uint32_t blocks,
+            uint32_t seed = 0, uint32_t max_stash = 1u << 20,
+            int max_kicks = 100) {
+  BlockedBuildParams p;
+  p.fingerprint_bits = f;
+  p.num_blocks = blocks;
+  p.seed = seed;
+  p.max_stash = max_stash;
+  p.max_kicks = max_kicks;
+  const HashSpan span{hashes.data(), hashes.size()};
+  std::vector<uint8_t> out(size_t{blocks} * kBlockBytes +
+                           4 * size_t{max_stash} + 8);
+  BlockedScratch scratch;
+  Built b;
+  b.result =
+      BuildBlockedTable(&span, 1, hashes.size(), p, &scratch, out.data());
+  if (!b.result.ok) return b;
+  const size_t table = size_t{blocks} * kBlockBytes + 4 * b.result.stash_size;
+  b.bytes.assign(reinterpret_cast<const char*>(out.data()), table);
+  b.bytes.resize(table + kTrailerSize);
+  Trailer t = Trailer::ForLayout(f, 4, true);
+  t.format_version = kFormatVersionBlocked;
+  t.num_buckets = blocks;
+  t.num_items = b.result.num_items;
+  t.seed = seed;
+  t.victim_fp = static_cast<uint32_t>(b.result.stash_size);
+  EncodeTrailer(t, &b.bytes[0], table);
+  return b;
+}
+
+BlockedView Parse(const std::string& bytes) {
+  BlockedView view;
+  std::string error;
+  EXPECT_TRUE(ParseBlockedFilter(bytes.data(), bytes.size(), &view, &error))
+      << error;
+  return view;
+}
+
+struct Case {
+  int f;
+  size_t n;
+  double load;
+};
+
+class BlockedLayoutTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BlockedLayoutTest, NoFalseNegativesAndFprNearFormula) {
+  const Case c = GetParam();
+  const std::vector<uint64_t> keys = Hashes(c.n, 1000 + c.f);
+  const uint32_t blocks = BlocksFor(c.n, c.f, c.load);
+  const Built b = Build(keys, c.f, blocks);
+  ASSERT_TRUE(b.result.ok);
+  ASSERT_EQ(b.bytes.size(),
+            blocks * kBlockBytes + 4 * b.result.stash_size + kTrailerSize);
+  const BlockedView view = Parse(b.bytes);
+  EXPECT_EQ(view.num_items, c.n);
+  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h)) << h;
+
+  // Absent items: each compares against the 8 entries of its two buckets,
+  // and again in the secondary block when its overflow bit is set, so
+  // FPR ~= 8 * load / (2^f - 1) * (1 + overflow bit fraction).
+  const size_t queries = test::Size(400000, 100000);
+  const std::vector<uint64_t> absent = Hashes(queries, 7777 + c.f);
+  size_t fp = 0;
+  for (uint64_t h : absent) fp += BlockedContains(view, h);
+  const double load =
+      double(c.n) / (4.0 * BlockedBucketsPerBlock(c.f) * blocks);
+  const double ovf = BlockedOverflowBitFraction(view);
+  const double expected =
+      std::min(1.0, 8.0 * load / (std::ldexp(1.0, c.f) - 1) * (1 + ovf));
+  const double measured = double(fp) / queries;
+  const double sigma = std::sqrt(expected * (1 - expected) / queries);
+  EXPECT_LE(measured, expected + 5 * sigma + 1e-6)
+      << "f=" << c.f << " load=" << load << " ovf=" << ovf;
+  if (c.n >= 100000 && c.f >= 8) {
+    EXPECT_GE(measured, 0.8 * expected - 5 * sigma);
+  }
+  if (c.n >= 100000) {
+    printf(
+        "[ blocked ] f=%d n=%zu load=%.3f bits/item=%.3f fpr=%.5f%% "
+        "(formula %.5f%%) overflowed=%.3f%% overflow_bits=%.3f stash=%llu "
+        "lines/neg=%.3f\n",
+        c.f, c.n, load, 8.0 * b.bytes.size() / c.n, 100 * measured,
+        100 * expected, 100.0 * b.result.overflowed / c.n, ovf,
+        static_cast<unsigned long long>(b.result.stash_size), 1 + ovf);
+  }
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (int f = 4; f <= 16; ++f) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{57}, size_t{1000},
+                     size_t{100000}}) {
+      cases.push_back({f, n, 0.92});
+    }
+  }
+  for (double load : {0.85, 0.90, 0.914, 0.93, 0.95, 0.97}) {
+    cases.push_back({10, test::Size(1000000, 200000), load});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocked, BlockedLayoutTest,
+                         ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return "f" + std::to_string(info.param.f) + "_n" +
+                                  std::to_string(info.param.n) + "_load" +
+                                  std::to_string(
+                                      static_cast<int>(info.param.load * 1000));
+                         });
+
+// One block cannot hold 100 items (56 slots at f = 10): the rest go to the
+// stash (no secondary block exists), which lookups search when the item's
+// overflow bit is set.
+TEST(BlockedStashTest, SingleBlockOverflowsToTheStash) {
+  const std::vector<uint64_t> keys = Hashes(100, 42);
+  const Built b = Build(keys, 10, /*blocks=*/1);
+  ASSERT_TRUE(b.result.ok);
+  EXPECT_GE(b.result.stash_size, 100u - 56u);
+  const BlockedView view = Parse(b.bytes);
+  EXPECT_EQ(view.ref.stash_size, b.result.stash_size);
+  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+  // The stash is consulted only behind an overflow bit: with every bit set
+  // an absent item still needs an equal 32-bit stash key (or fingerprint).
+  const std::vector<uint64_t> absent = Hashes(100000, 43);
+  size_t fp = 0;
+  for (uint64_t h : absent) fp += BlockedContains(view, h);
+  EXPECT_LT(fp, 100000 * (8.0 * 1.0 / 1023 * 2) + 50);
+}
+
+// A build that would need a larger stash than allowed fails (the policy
+// then retries with another seed or more blocks).
+TEST(BlockedStashTest, StashLimitFailsTheBuild) {
+  const std::vector<uint64_t> keys = Hashes(100, 44);
+  EXPECT_FALSE(Build(keys, 10, 1, 0, /*max_stash=*/10).result.ok);
+  EXPECT_TRUE(Build(keys, 10, 1, 0, /*max_stash=*/100).result.ok);
+}
+
+// Items spread over several blocks with in-block walks off: the
+// displacement chains between blocks still place everything, and the
+// answers do not depend on the walk.
+TEST(BlockedStashTest, NoWalksNoFalseNegatives) {
+  const std::vector<uint64_t> keys = Hashes(50000, 45);
+  const Built b =
+      Build(keys, 10, BlocksFor(keys.size(), 10, 0.93), 3, 1 << 20, 0);
+  ASSERT_TRUE(b.result.ok);
+  const BlockedView view = Parse(b.bytes);
+  EXPECT_EQ(view.seed, 3u);
+  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+}
+
+}  // namespace
+}  // namespace internal
+}  // namespace cuckoo
