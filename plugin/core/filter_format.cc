@@ -37,6 +37,21 @@ bool Fail(std::string* error, const std::string& message) {
   return false;
 }
 
+// The fields of the 32-byte trailer at p (checksum excluded), unvalidated.
+Trailer ReadTrailerFields(const char* p) {
+  Trailer t;
+  t.num_buckets = LoadLE<uint32_t>(p + 0);
+  t.num_items = LoadLE<uint64_t>(p + 4);
+  t.seed = LoadLE<uint32_t>(p + 12);
+  t.victim_fp = LoadLE<uint32_t>(p + 16);
+  t.victim_bucket = LoadLE<uint32_t>(p + 20);
+  t.fingerprint_bits = static_cast<uint8_t>(p[28]);
+  t.bucket_size = static_cast<uint8_t>(p[29]);
+  t.flags = static_cast<uint8_t>(p[30]);
+  t.format_version = static_cast<uint8_t>(p[31]);
+  return t;
+}
+
 }  // namespace
 
 void EncodeTrailer(const Trailer& t, char* block, uint64_t table_bytes) {
@@ -72,16 +87,7 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
       LoadLE<uint32_t>(p + 24) != BlockChecksum(p, 0, version)) {
     return Fail(error, "trailer checksum mismatch");
   }
-  Trailer t;
-  t.num_buckets = LoadLE<uint32_t>(p + 0);
-  t.num_items = LoadLE<uint64_t>(p + 4);
-  t.seed = LoadLE<uint32_t>(p + 12);
-  t.victim_fp = LoadLE<uint32_t>(p + 16);
-  t.victim_bucket = LoadLE<uint32_t>(p + 20);
-  t.fingerprint_bits = static_cast<uint8_t>(p[28]);
-  t.bucket_size = static_cast<uint8_t>(p[29]);
-  t.flags = static_cast<uint8_t>(p[30]);
-  t.format_version = version;
+  Trailer t = ReadTrailerFields(p);
   if ((t.flags & ~kFlagSemiSort) != 0) {
     return Fail(error, "unknown flags " + std::to_string(t.flags));
   }
@@ -130,20 +136,11 @@ bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,
                            " bytes is shorter than the 32-byte trailer");
   }
   const char* p = data + size - kTrailerSize;
-  Trailer t;
-  t.format_version = static_cast<uint8_t>(p[31]);
+  const Trailer t = ReadTrailerFields(p);
   if (t.format_version != kFormatVersionBlocked) {
     return Fail(error, "not a blocked filter (format version " +
                            std::to_string(t.format_version) + ")");
   }
-  t.num_buckets = LoadLE<uint32_t>(p + 0);
-  t.num_items = LoadLE<uint64_t>(p + 4);
-  t.seed = LoadLE<uint32_t>(p + 12);
-  t.victim_fp = LoadLE<uint32_t>(p + 16);
-  t.victim_bucket = LoadLE<uint32_t>(p + 20);
-  t.fingerprint_bits = static_cast<uint8_t>(p[28]);
-  t.bucket_size = static_cast<uint8_t>(p[29]);
-  t.flags = static_cast<uint8_t>(p[30]);
   if (t.flags != kFlagSemiSort || t.bucket_size != 4 ||
       t.fingerprint_bits < kBlockedMinFpBits ||
       t.fingerprint_bits > kBlockedMaxFpBits || t.victim_bucket != 0) {
