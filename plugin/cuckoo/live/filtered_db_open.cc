@@ -366,29 +366,39 @@ Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
   return Status::OK();
 }
 
+// Checks the options and, before DB::Open rewrites the MANIFEST, records
+// the DB state that a snapshot written at the last Close must match.
+Status BeforeOpen(const DBOptions& db_options, const std::string& name,
+                  const FilteredDBOptions& filtered_options,
+                  std::string* open_state) {
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty()) {
+    return Status::InvalidArgument("FilteredDB: " + invalid);
+  }
+  open_state->clear();
+  if (!filtered_options.snapshot_dir.empty()) {
+    *open_state = live::DbStateDigest(db_options.env, name, db_options.wal_dir);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status FilteredDB::Open(const Options& options, const std::string& name,
                         const FilteredDBOptions& filtered_options,
                         std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  const std::string invalid =
-      ValidateLiveKeyFilterOptions(filtered_options.filter);
-  if (!invalid.empty())
-    return Status::InvalidArgument("FilteredDB: " + invalid);
-  // Before DB::Open, which rewrites the MANIFEST: the state a snapshot
-  // written at the last Close must match.
-  std::string open_state =
-      filtered_options.snapshot_dir.empty()
-          ? std::string()
-          : live::DbStateDigest(options.env, name, options.wal_dir);
+  std::string open_state;
+  Status s = BeforeOpen(options, name, filtered_options, &open_state);
+  if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
-  Status s = DB::Open(options, name, &opened);
+  s = DB::Open(options, name, &opened);
   raw = opened.release();
 #else
-  Status s = DB::Open(options, name, &raw);
+  s = DB::Open(options, name, &raw);
 #endif
   if (!s.ok()) return s;
   return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
@@ -402,21 +412,16 @@ Status FilteredDB::Open(
     const FilteredDBOptions& filtered_options,
     std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  const std::string invalid =
-      ValidateLiveKeyFilterOptions(filtered_options.filter);
-  if (!invalid.empty())
-    return Status::InvalidArgument("FilteredDB: " + invalid);
-  std::string open_state =
-      filtered_options.snapshot_dir.empty()
-          ? std::string()
-          : live::DbStateDigest(db_options.env, name, db_options.wal_dir);
+  std::string open_state;
+  Status s = BeforeOpen(db_options, name, filtered_options, &open_state);
+  if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
-  Status s = DB::Open(db_options, name, column_families, handles, &opened);
+  s = DB::Open(db_options, name, column_families, handles, &opened);
   raw = opened.release();
 #else
-  Status s = DB::Open(db_options, name, column_families, handles, &raw);
+  s = DB::Open(db_options, name, column_families, handles, &raw);
 #endif
   if (!s.ok()) return s;
   return Wrap(raw, *handles, handles, filtered_options, std::move(open_state),
