@@ -44,7 +44,7 @@ void FuzzBlocked(const char* bytes, size_t size) {
         "a block parsed as both version 3 and version 1/2");
   for (int k = 0; k < 16; ++k) {
     (void)cuckoo::internal::BlockedContains(
-        view, cuckoo::HashKey(std::string(1, char(k))));
+        view, cuckoo::HashKey(std::string(1, char(k))).value);
   }
   (void)cuckoo::internal::BlockedOverflowBitFraction(view);
 }
