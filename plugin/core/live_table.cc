@@ -50,8 +50,10 @@ inline void RaceWindow() {
   if (LiveTable::test_between_loads != nullptr) {
     LiveTable::test_between_loads(LiveTable::test_between_loads_arg);
   }
-  for (volatile int i = 0; i < 64; i = i + 1) {
-  }
+  // A delay the compiler cannot remove (no volatile arithmetic: C++20
+  // deprecates it).
+  for (int i = 0; i < 64; ++i)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 #else
 inline void RaceWindow() {}
