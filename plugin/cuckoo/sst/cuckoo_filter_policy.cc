@@ -588,64 +588,48 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
   // count cannot be represented.
   bool Build(std::unique_ptr<const char[]>* buf, Slice* out) {
     if (config_.blocked) return BuildBlocked(buf, out);
-    const uint64_t n = hashes_.size();
-    uint64_t buckets = BucketsForKeys(config_, n);
-    if (buckets == 0) return false;
-    const uint64_t budget_buckets = buckets;
     const std::vector<HashSpan> spans = hashes_.Spans();
-    uint32_t seed = 0;
-    int attempts = 0;
-    for (int grow = 0; grow <= kMaxGrowSteps; ++grow) {
-      const size_t table_bytes =
-          static_cast<size_t>(TableBytes(config_, buckets));
-      const size_t total = table_bytes + cuckoo::internal::kTrailerSize;
-      std::unique_ptr<char[]> block(new char[total]());
-      const int seeds = grow == 0 ? kSeedsAtBudget : 1;
-      for (int s = 0; s < seeds; ++s, ++seed) {
-        ++attempts;
-        BulkBuildParams params;
-        params.num_buckets = static_cast<uint32_t>(buckets);
-        params.seed = seed;
-        params.max_kicks = BuilderMaxKicks();
-        BulkBuildResult r;
-        DispatchSettings(config_.fingerprint_bits, config_.bucket_size,
-                         config_.semi_sort, [&](auto settings) {
-                           using S = decltype(settings);
-                           r = BulkBuilder<S>::Build(
-                               spans.data(), spans.size(), hashes_.size(),
-                               params, &bulk_scratch_,
-                               reinterpret_cast<uint8_t*>(block.get()));
-                         });
-        if (!r.ok) continue;
-        cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
-            config_.fingerprint_bits, config_.bucket_size, config_.semi_sort);
-        t.num_buckets = static_cast<uint32_t>(buckets);
-        t.num_items = r.num_items;
-        t.seed = seed;
-        t.victim_fp = r.victim_fp;
-        t.victim_bucket = r.victim_bucket;
-        cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
-        if (attempts > 1)
-          Count(counters_.get(), &Counters::build_retries, attempts - 1);
-        if (grow > 0) {
-          Count(counters_.get(), &Counters::filters_grown, 1);
-          Log("filter for %llu keys needed %llu buckets instead of %llu "
-              "(%d attempts); block exceeds the %s budget",
-              static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(buckets),
-              static_cast<unsigned long long>(budget_buckets), attempts,
-              PolicyName(config_).c_str());
-        }
-        *out = Slice(block.get(), total);
-        *buf = std::move(block);
-        return true;
-      }
-      const uint64_t step =
-          std::max<uint64_t>(2, (buckets / 50) & ~uint64_t{1});
-      if (buckets + step > cuckoo::kMaxBuckets) return false;
-      buckets += step;
-    }
-    return false;
+    std::unique_ptr<char[]> block;
+    size_t table_bytes = 0;
+    return GrowUntilBuilt(
+        BucketsForKeys(config_, hashes_.size()), "buckets",
+        [](uint64_t buckets) {
+          return std::max<uint64_t>(2, (buckets / 50) & ~uint64_t{1});
+        },
+        [&](uint64_t buckets, uint32_t seed, bool first_seed) {
+          if (first_seed) {
+            table_bytes = static_cast<size_t>(TableBytes(config_, buckets));
+            block.reset(new char[table_bytes +
+                                 cuckoo::internal::kTrailerSize]());
+          }
+          BulkBuildParams params;
+          params.num_buckets = static_cast<uint32_t>(buckets);
+          params.seed = seed;
+          params.max_kicks = BuilderMaxKicks();
+          BulkBuildResult r;
+          DispatchSettings(config_.fingerprint_bits, config_.bucket_size,
+                           config_.semi_sort, [&](auto settings) {
+                             using S = decltype(settings);
+                             r = BulkBuilder<S>::Build(
+                                 spans.data(), spans.size(), hashes_.size(),
+                                 params, &bulk_scratch_,
+                                 reinterpret_cast<uint8_t*>(block.get()));
+                           });
+          if (!r.ok) return false;
+          cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
+              config_.fingerprint_bits, config_.bucket_size,
+              config_.semi_sort);
+          t.num_buckets = static_cast<uint32_t>(buckets);
+          t.num_items = r.num_items;
+          t.seed = seed;
+          t.victim_fp = r.victim_fp;
+          t.victim_bucket = r.victim_bucket;
+          cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
+          *out = Slice(block.get(),
+                       table_bytes + cuckoo::internal::kTrailerSize);
+          *buf = std::move(block);
+          return true;
+        });
   }
 
   // Build of the blocked layout (format version 3): as Build, with blocks
@@ -653,66 +637,87 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
   // allows end up in the stash (none did in the measurements).
   bool BuildBlocked(std::unique_ptr<const char[]>* buf, Slice* out) {
     const uint64_t n = hashes_.size();
-    uint64_t blocks = BucketsForKeys(config_, n);
-    if (blocks == 0) return false;
-    const uint64_t budget_blocks = blocks;
     const std::vector<HashSpan> spans = hashes_.Spans();
     const uint32_t max_stash = static_cast<uint32_t>(std::min<uint64_t>(
         n / kBlockedStashDivisor + kBlockedStashMin, uint64_t{1} << 24));
+    std::unique_ptr<char[]> block;
+    size_t blocks_bytes = 0;
+    return GrowUntilBuilt(
+        BucketsForKeys(config_, n), "blocks",
+        [](uint64_t blocks) { return std::max<uint64_t>(1, blocks / 50); },
+        [&](uint64_t blocks, uint32_t seed, bool first_seed) {
+          if (first_seed) {
+            blocks_bytes = static_cast<size_t>(TableBytes(config_, blocks));
+            // Room for the largest stash, the trailer, and the 8 bytes the
+            // packer may touch past the last block.
+            block.reset(new char[blocks_bytes + 4 * size_t{max_stash} +
+                                 cuckoo::internal::kTrailerSize + 8]());
+          } else {
+            std::memset(block.get(), 0, blocks_bytes + 8);
+          }
+          cuckoo::internal::BlockedBuildParams params;
+          params.fingerprint_bits = config_.fingerprint_bits;
+          params.num_blocks = static_cast<uint32_t>(blocks);
+          params.seed = seed;
+          params.max_stash = max_stash;
+          if (BuilderMaxKicks() != kBuilderMaxKicks) {
+            params.max_kicks = BuilderMaxKicks();
+          }
+          const cuckoo::internal::BlockedBuildResult r =
+              cuckoo::internal::BuildBlockedTable(
+                  spans.data(), spans.size(), static_cast<size_t>(n), params,
+                  &blocked_scratch_, reinterpret_cast<uint8_t*>(block.get()));
+          if (!r.ok) return false;
+          cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
+              config_.fingerprint_bits, 4, /*semi_sort=*/true);
+          t.format_version = cuckoo::internal::kFormatVersionBlocked;
+          t.num_buckets = static_cast<uint32_t>(blocks);
+          t.num_items = r.num_items;
+          t.seed = seed;
+          t.victim_fp = static_cast<uint32_t>(r.stash_size);
+          const size_t table_bytes = blocks_bytes + 4 * r.stash_size;
+          cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
+          *out = Slice(block.get(),
+                       table_bytes + cuckoo::internal::kTrailerSize);
+          *buf = std::move(block);
+          return true;
+        });
+  }
+
+  // The retry policy shared by both layouts: kSeedsAtBudget seeds at the
+  // budgeted size `units` (buckets or blocks), then one seed per growth step
+  // of step(units), at most kMaxGrowSteps steps and never past kMaxBuckets.
+  // try_build(units, seed, first_seed_at_this_size) fills the output and
+  // returns true on success. Counts retries and growth, and logs growth
+  // (the block then exceeds the bits/key budget).
+  template <typename Step, typename TryBuild>
+  bool GrowUntilBuilt(uint64_t units, const char* unit_name, Step step,
+                      TryBuild try_build) {
+    if (units == 0) return false;
+    const uint64_t budget_units = units;
     uint32_t seed = 0;
     int attempts = 0;
     for (int grow = 0; grow <= kMaxGrowSteps; ++grow) {
-      const size_t blocks_bytes =
-          static_cast<size_t>(TableBytes(config_, blocks));
-      // Room for the largest stash, the trailer, and the 8 bytes the packer
-      // may touch past the last block.
-      std::unique_ptr<char[]> block(
-          new char[blocks_bytes + 4 * size_t{max_stash} +
-                   cuckoo::internal::kTrailerSize + 8]());
       const int seeds = grow == 0 ? kSeedsAtBudget : 1;
       for (int s = 0; s < seeds; ++s, ++seed) {
         ++attempts;
-        cuckoo::internal::BlockedBuildParams params;
-        params.fingerprint_bits = config_.fingerprint_bits;
-        params.num_blocks = static_cast<uint32_t>(blocks);
-        params.seed = seed;
-        params.max_stash = max_stash;
-        if (BuilderMaxKicks() != kBuilderMaxKicks) {
-          params.max_kicks = BuilderMaxKicks();
-        }
-        if (s > 0) std::memset(block.get(), 0, blocks_bytes + 8);
-        const cuckoo::internal::BlockedBuildResult r =
-            cuckoo::internal::BuildBlockedTable(
-                spans.data(), spans.size(), static_cast<size_t>(n), params,
-                &blocked_scratch_, reinterpret_cast<uint8_t*>(block.get()));
-        if (!r.ok) continue;
-        cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
-            config_.fingerprint_bits, 4, /*semi_sort=*/true);
-        t.format_version = cuckoo::internal::kFormatVersionBlocked;
-        t.num_buckets = static_cast<uint32_t>(blocks);
-        t.num_items = r.num_items;
-        t.seed = seed;
-        t.victim_fp = static_cast<uint32_t>(r.stash_size);
-        const size_t table_bytes = blocks_bytes + 4 * r.stash_size;
-        cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
+        if (!try_build(units, seed, s == 0)) continue;
         if (attempts > 1)
           Count(counters_.get(), &Counters::build_retries, attempts - 1);
         if (grow > 0) {
           Count(counters_.get(), &Counters::filters_grown, 1);
-          Log("blocked filter for %llu keys needed %llu blocks instead of "
-              "%llu (%d attempts); block exceeds the %s budget",
-              static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(blocks),
-              static_cast<unsigned long long>(budget_blocks), attempts,
+          Log("filter for %llu keys needed %llu %s instead of %llu "
+              "(%d attempts); block exceeds the %s budget",
+              static_cast<unsigned long long>(hashes_.size()),
+              static_cast<unsigned long long>(units), unit_name,
+              static_cast<unsigned long long>(budget_units), attempts,
               PolicyName(config_).c_str());
         }
-        *out = Slice(block.get(), table_bytes + cuckoo::internal::kTrailerSize);
-        *buf = std::move(block);
         return true;
       }
-      const uint64_t step = std::max<uint64_t>(1, blocks / 50);
-      if (blocks + step > cuckoo::kMaxBuckets) return false;
-      blocks += step;
+      const uint64_t next = units + step(units);
+      if (next > cuckoo::kMaxBuckets) return false;
+      units = next;
     }
     return false;
   }
