@@ -251,6 +251,21 @@ BlockedBuildResult BuildBlockedTable(const HashSpan* spans, size_t num_spans,
   return result;
 }
 
+size_t EncodeBlockedTrailer(const BlockedBuildParams& params,
+                            const BlockedBuildResult& r, uint8_t* out) {
+  Trailer t = Trailer::ForLayout(params.fingerprint_bits, 4,
+                                 /*semi_sort=*/true);
+  t.format_version = kFormatVersionBlocked;
+  t.num_buckets = params.num_blocks;
+  t.num_items = r.num_items;
+  t.seed = params.seed;
+  t.victim_fp = static_cast<uint32_t>(r.stash_size);
+  const size_t table_bytes =
+      size_t{params.num_blocks} * kBlockBytes + 4 * r.stash_size;
+  EncodeTrailer(t, reinterpret_cast<char*>(out), table_bytes);
+  return table_bytes + kTrailerSize;
+}
+
 bool ParseBlockedFilter(const char* data, size_t size, BlockedView* view,
                         std::string* error) {
   Trailer t;

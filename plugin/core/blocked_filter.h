@@ -72,6 +72,13 @@ BlockedBuildResult BuildBlockedTable(
     const rocksdb_cuckoo::internal::HashSpan* spans, size_t num_spans, size_t n,
     const BlockedBuildParams& params, BlockedScratch* scratch, uint8_t* out);
 
+// Writes the version 3 trailer (filter_format.h) after the blocks and stash
+// that BuildBlockedTable(params, ...) wrote to out, which needs room for
+// 4 * r.stash_size + kTrailerSize bytes after the blocks. Returns the size of
+// the whole filter block. The one place that assembles a version 3 block.
+size_t EncodeBlockedTrailer(const BlockedBuildParams& params,
+                            const BlockedBuildResult& r, uint8_t* out);
+
 // A parsed version 3 block.
 struct BlockedView {
   BlockedTableRef ref;

@@ -668,17 +668,9 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                   spans.data(), spans.size(), static_cast<size_t>(n), params,
                   &blocked_scratch_, reinterpret_cast<uint8_t*>(block.get()));
           if (!r.ok) return false;
-          cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
-              config_.fingerprint_bits, 4, /*semi_sort=*/true);
-          t.format_version = cuckoo::internal::kFormatVersionBlocked;
-          t.num_buckets = static_cast<uint32_t>(blocks);
-          t.num_items = r.num_items;
-          t.seed = seed;
-          t.victim_fp = static_cast<uint32_t>(r.stash_size);
-          const size_t table_bytes = blocks_bytes + 4 * r.stash_size;
-          cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
           *out = Slice(block.get(),
-                       table_bytes + cuckoo::internal::kTrailerSize);
+                       cuckoo::internal::EncodeBlockedTrailer(
+                           params, r, reinterpret_cast<uint8_t*>(block.get())));
           *buf = std::move(block);
           return true;
         });
