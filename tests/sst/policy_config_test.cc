@@ -135,6 +135,33 @@ TEST_F(PolicyConfigTest, BlockedLayoutPerBudget) {
   EXPECT_GT(internal::FilterBytesForKeys(c, keys + 1), 19531u * 64 + 32);
 }
 
+// The named factory of the blocked layout: the same policy as its options
+// string, clamped like NewCuckooFilterPolicy, and its filters hold every key.
+TEST_F(PolicyConfigTest, BlockedFactoryMatchesItsOptionsString) {
+  const std::pair<double, const char*> cases[] = {
+      {10, "cuckoofilter:10:blocked"},
+      {12.5, "cuckoofilter:12.5:blocked"},
+      {1, "cuckoofilter:4:blocked"},
+      {1000, "cuckoofilter:64:blocked"},
+      {std::nan(""), "cuckoofilter:10:blocked"}};
+  for (const auto& [bits, name] : cases) {
+    std::unique_ptr<const FilterPolicy> policy(
+        NewBlockedCuckooFilterPolicy(bits));
+    ASSERT_NE(policy, nullptr);
+    EXPECT_STREQ(policy->Name(), name);
+    CuckooFilterLayout from_policy, from_string;
+    ASSERT_TRUE(GetCuckooFilterLayout(policy.get(), &from_policy));
+    ASSERT_TRUE(ParseCuckooFilterPolicyString(name, &from_string).ok());
+    EXPECT_TRUE(from_policy.blocked) << name;
+    EXPECT_TRUE(from_string.blocked) << name;
+    EXPECT_EQ(from_policy.fingerprint_bits, from_string.fingerprint_bits);
+    EXPECT_EQ(from_policy.name, name);
+  }
+  CuckooFilterLayout plain;
+  ASSERT_TRUE(ParseCuckooFilterPolicyString("cuckoofilter:10", &plain).ok());
+  EXPECT_FALSE(plain.blocked);
+}
+
 TEST_F(PolicyConfigTest, NamesRoundTrip) {
   const std::vector<std::string> names = {"cuckoofilter:10",
                                           "cuckoofilter:4",

@@ -824,12 +824,24 @@ Status ParseCuckooFilterPolicyString(const std::string& value,
   return s;
 }
 
-const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
+namespace {
+// Clamps a budget as NewCuckooFilterPolicy documents, in millibits.
+int ClampedMillibits(double bits_per_key) {
   if (!(bits_per_key == bits_per_key)) bits_per_key = 10.0;  // NaN
   bits_per_key =
       std::min(std::max(bits_per_key, kMinBitsPerKey), kMaxBitsPerKey);
-  const int millibits = static_cast<int>(bits_per_key * 1000 + 0.5);
-  return new internal::CuckooFilterPolicy(internal::AutoConfig(millibits));
+  return static_cast<int>(bits_per_key * 1000 + 0.5);
+}
+}  // namespace
+
+const FilterPolicy* NewCuckooFilterPolicy(double bits_per_key) {
+  return new internal::CuckooFilterPolicy(
+      internal::AutoConfig(ClampedMillibits(bits_per_key)));
+}
+
+const FilterPolicy* NewBlockedCuckooFilterPolicy(double bits_per_key) {
+  return new internal::CuckooFilterPolicy(
+      internal::BlockedConfig(ClampedMillibits(bits_per_key)));
 }
 
 namespace {

@@ -320,6 +320,7 @@ void DescribeConfig(const PolicyConfig& config, CuckooFilterLayout* layout) {
   layout->fingerprint_bits = config.fingerprint_bits;
   layout->bucket_size = config.bucket_size;
   layout->semi_sort = config.semi_sort;
+  layout->blocked = config.blocked;
   layout->bits_per_key = config.BitsPerKey();
   layout->load_factor = config.TargetLoad();
   // Blocked: also compared in the secondary block when the item's overflow
