@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -521,18 +522,6 @@ TEST_P(CorruptBlockTest, Truncated) {
   ExpectSafe(good_ + std::string(8, '\0'), true, "padded");
 }
 
-TEST_P(CorruptBlockTest, TrailerBitFlips) {
-  for (size_t byte = good_.size() - 32; byte < good_.size(); ++byte) {
-    for (int bit = 0; bit < 8; ++bit) {
-      std::string bad = good_;
-      bad[byte] ^= static_cast<char>(1 << bit);
-      ExpectSafe(
-          bad, true,
-          "flip byte " + std::to_string(byte) + " bit " + std::to_string(bit));
-    }
-  }
-}
-
 TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
   // A well-formed trailer of an unknown format version, and one whose
   // fields are consistent with its checksum but not with the block size.
@@ -564,46 +553,32 @@ TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
     ExpectSafe(bad, true, "version " + std::to_string(version) + " resealed");
   }
 
-  cuckoo::internal::Trailer huge = t;
-  huge.num_buckets = 0xfffffffe;
-  bad = good_;
-  cuckoo::internal::EncodeTrailer(huge, &bad[0], bad.size() - 32);
-  ExpectSafe(bad, true, "bucket count");
-
-  cuckoo::internal::Trailer odd = t;
-  odd.fingerprint_bits = blocked ? 17 : 33;
-  bad = good_;
-  cuckoo::internal::EncodeTrailer(odd, &bad[0], bad.size() - 32);
-  ExpectSafe(bad, true, "fingerprint bits");
-
+  // Genuine fields with one edited, resealed by the builder's encoder: the
+  // reader must reject each.
+  const auto expect_rejected =
+      [&](const std::string& what,
+          const std::function<void(cuckoo::internal::Trailer*)>& edit) {
+        cuckoo::internal::Trailer edited = t;
+        edit(&edited);
+        std::string resealed = good_;
+        cuckoo::internal::EncodeTrailer(edited, &resealed[0],
+                                        resealed.size() - 32);
+        ExpectSafe(resealed, true, what);
+      };
+  using cuckoo::internal::Trailer;
+  expect_rejected("bucket count",
+                  [](Trailer* v) { v->num_buckets = 0xfffffffe; });
+  expect_rejected("fingerprint bits", [&](Trailer* v) {
+    v->fingerprint_bits = blocked ? 17 : 33;
+  });
   if (blocked) {
     // Blocked only: plain buckets, another bucket size, a stash the block
     // does not have, the reserved field, more items than slots.
-    cuckoo::internal::Trailer v = t;
-    v.flags = 0;
-    bad = good_;
-    cuckoo::internal::EncodeTrailer(v, &bad[0], bad.size() - 32);
-    ExpectSafe(bad, true, "flags");
-    v = t;
-    v.bucket_size = 2;
-    bad = good_;
-    cuckoo::internal::EncodeTrailer(v, &bad[0], bad.size() - 32);
-    ExpectSafe(bad, true, "bucket size");
-    v = t;
-    v.victim_fp = 3;
-    bad = good_;
-    cuckoo::internal::EncodeTrailer(v, &bad[0], bad.size() - 32);
-    ExpectSafe(bad, true, "stash size");
-    v = t;
-    v.victim_bucket = 1;
-    bad = good_;
-    cuckoo::internal::EncodeTrailer(v, &bad[0], bad.size() - 32);
-    ExpectSafe(bad, true, "reserved");
-    v = t;
-    v.num_items = 1000000;
-    bad = good_;
-    cuckoo::internal::EncodeTrailer(v, &bad[0], bad.size() - 32);
-    ExpectSafe(bad, true, "item count");
+    expect_rejected("flags", [](Trailer* v) { v->flags = 0; });
+    expect_rejected("bucket size", [](Trailer* v) { v->bucket_size = 2; });
+    expect_rejected("stash size", [](Trailer* v) { v->victim_fp = 3; });
+    expect_rejected("reserved", [](Trailer* v) { v->victim_bucket = 1; });
+    expect_rejected("item count", [](Trailer* v) { v->num_items = 1000000; });
   }
 
   // Re-encoding the genuine fields is accepted (the encoder is the one the
