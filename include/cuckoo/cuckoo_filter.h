@@ -41,6 +41,9 @@ class TableOps;
 struct MutableTableRef;
 struct ViewAccess;  // plugin/core/view_access.h: table and victim slot
 }  // namespace internal
+namespace detail {
+struct LookupAccess;  // cuckoo/typed_lookup.h: VisitLookup
+}  // namespace detail
 
 // Construction parameters. Validate with ValidateConfig().
 struct FilterConfig {
@@ -283,6 +286,7 @@ class CuckooFilterView {
  private:
   friend class CuckooFilter;
   friend struct internal::ViewAccess;
+  friend struct detail::LookupAccess;
   bool ContainsGeneric(uint64_t hash) const;
 
   const internal::TableOps* ops_ = nullptr;

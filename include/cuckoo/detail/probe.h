@@ -67,7 +67,6 @@ struct ProbeParams {
   uint32_t bucket_bits = 0;  // bits per bucket; bucket i starts at bit i * this
   int fp_bits = 0;           // f
   int low_bits = 0;          // semi-sorted: f - 4 (lane width); plain: unused
-  uint64_t word_mask = 0;    // the bucket's bits after the shift
   uint64_t lane_lo = 0;      // bit 0 of every lane
   uint64_t lane_hi = 0;      // top bit of every lane
   // Semi-sorted: rank -> sorted high nibbles spread to the lanes; null for
@@ -85,7 +84,9 @@ inline bool ProbeBucket(const ProbeParams& p, const uint8_t* table,
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   raw = __builtin_bswap64(raw);
 #endif
-  const uint64_t word = (raw >> (bit & 7)) & p.word_mask;
+  // Not masked to the bucket's bits: the bits above it cannot change
+  // the answer (a borrow only moves upwards and only lane tops are tested).
+  const uint64_t word = raw >> (bit & 7);
   uint64_t d;  // lane j is zero iff entry j equals fp
   if (p.semi_sort_spread == nullptr) {
     d = word ^ (p.lane_lo * fp);
@@ -106,8 +107,12 @@ inline bool ProbeItem(const ProbeParams& p, const uint8_t* table,
   const uint32_t fp = Fingerprint(hash, p.fp_bits);
   const uint32_t i1 = PrimaryBucket(hash, num_buckets);
   const uint32_t i2 = AltBucket(i1, fp, num_buckets, seed);
-  return ProbeBucket(p, table, i1, fp) | ProbeBucket(p, table, i2, fp) |
-         ((fp == victim_fp) & ((i1 == victim_bucket) | (i2 == victim_bucket)));
+  // fp (never 0) equals the victim's fingerprint (0 when the slot is empty)
+  // about once in 2^f lookups of a full filter: a predicted branch.
+  if (__builtin_expect(fp == victim_fp, 0)) {
+    if ((i1 == victim_bucket) | (i2 == victim_bucket)) return true;
+  }
+  return ProbeBucket(p, table, i1, fp) | ProbeBucket(p, table, i2, fp);
 }
 
 }  // namespace detail
