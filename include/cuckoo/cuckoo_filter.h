@@ -250,6 +250,9 @@ class CuckooFilter {
   uint32_t victim_bucket_ = 0;
   uint64_t rng_state_;
   std::unique_ptr<uint8_t[]> table_;  // TableBytes() + slack for wide loads
+  // detail::AltOffset of every fingerprint (2^f entries), for f <= 16 and
+  // tables at least 64 times its size; null otherwise. Fixed by (f, m, seed).
+  std::unique_ptr<uint32_t[]> alt_offsets_;
 };
 
 // A read-only filter over serialized bytes, without copying them (the bytes
@@ -292,6 +295,7 @@ class CuckooFilterView {
   const internal::TableOps* ops_ = nullptr;
   detail::ProbeParams probe_;  // bucket_bits 0: ContainsGeneric
   const uint8_t* table_ = nullptr;
+  const uint32_t* alt_offsets_ = nullptr;  // the filter's, in View(); or null
   uint64_t num_buckets_ = 0;
   uint64_t num_items_ = 0;
   uint32_t seed_ = 0;
@@ -304,15 +308,16 @@ class CuckooFilterView {
 
 inline bool CuckooFilter::Contains(KeyHash hash) const {
   if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
-  return detail::ProbeItem(probe_, table_.get(),
+  return detail::ProbeItem(probe_, table_.get(), alt_offsets_.get(),
                            static_cast<uint32_t>(num_buckets_), config_.seed,
                            victim_fp_, victim_bucket_, hash.value);
 }
 
 inline bool CuckooFilterView::Contains(KeyHash hash) const {
   if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
-  return detail::ProbeItem(probe_, table_, static_cast<uint32_t>(num_buckets_),
-                           seed_, victim_fp_, victim_bucket_, hash.value);
+  return detail::ProbeItem(probe_, table_, alt_offsets_,
+                           static_cast<uint32_t>(num_buckets_), seed_,
+                           victim_fp_, victim_bucket_, hash.value);
 }
 
 }  // namespace cuckoo

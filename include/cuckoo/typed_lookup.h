@@ -102,7 +102,11 @@ class TypedLookup {
     const uint64_t h = hash.value;
     const uint32_t fp = detail::Fingerprint(h, kFpBits);
     const uint32_t i1 = detail::PrimaryBucket(h, num_buckets_);
-    const uint32_t i2 = detail::AltBucket(i1, fp, num_buckets_, seed_);
+    const uint32_t i2 = detail::AltBucketFromOffset(
+        i1,
+        alt_offsets_ != nullptr ? alt_offsets_[fp]
+                                : detail::AltOffset(fp, num_buckets_, seed_),
+        num_buckets_);
     // The victim slot holds an item only in a full filter, and fp (never 0)
     // equals its fingerprint (0 when empty) about once in 2^f lookups: a
     // branch that is predicted, two instructions instead of nine.
@@ -143,7 +147,11 @@ class TypedLookup {
     // borrow only moves upwards and only lane tops are tested, so they
     // cannot change the answer.
     const uint64_t word = raw;
-    constexpr uint64_t kLo = Layout::kLaneLo;
+    // kLo * fp as one multiply: left as a constant, GCC spells it as four
+    // shifts and adds per bucket; the empty asm hides the value, and the
+    // loop-invariant register it lands in is hoisted out of the loop.
+    uint64_t kLo = Layout::kLaneLo;
+    __asm__("" : "+r"(kLo));
     uint64_t d;  // lane j is zero iff entry j equals fp
     if constexpr (kSemiSort) {
       // 12-bit rank of the sorted high nibbles, then 4 low parts.
@@ -158,6 +166,7 @@ class TypedLookup {
   }
 
   const uint8_t* table_ = nullptr;
+  const uint32_t* alt_offsets_ = nullptr;  // detail::AltOffset per fp, or null
   const uint64_t* spread_ = nullptr;  // semi-sorted: rank -> high nibbles
   uint32_t num_buckets_ = 0;
   uint32_t seed_ = 0;
@@ -188,6 +197,7 @@ struct LookupAccess {
   static TypedLookup<F, B, S> Typed(const CuckooFilterView& v) {
     TypedLookup<F, B, S> t;
     t.table_ = v.table_;
+    t.alt_offsets_ = v.alt_offsets_;
     t.spread_ = v.probe_.semi_sort_spread;
     t.num_buckets_ = static_cast<uint32_t>(v.num_buckets_);
     t.seed_ = v.seed_;
