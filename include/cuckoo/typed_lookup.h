@@ -3,9 +3,11 @@
 // CuckooFilter::Contains and CuckooFilterView::Contains read the filter's
 // layout (f, b, semi-sort) at run time on every call. VisitLookup reads it
 // once and calls the caller's function with a TypedLookup whose layout is a
-// compile-time constant, so the caller's own loop compiles to a short,
-// branch-free lookup (about 40 instructions for f = 12, b = 4) with every
-// constant in a register or an immediate. On tables larger than the CPU
+// compile-time constant, so the caller's own loop compiles to a short lookup
+// with every constant in a register or an immediate (GCC 12 -O3, f = 12,
+// b = 4: 47 instructions per key with the precomputed alternate-bucket
+// offsets of a large filter, about 60 without; the public Contains loop
+// about 75). On tables larger than the CPU
 // caches a lookup is bound by its two cache misses, and the CPU overlaps the
 // misses of as many consecutive lookups as its out-of-order window holds:
 // the fewer instructions per lookup, the more lookups are in flight.
@@ -47,18 +49,16 @@ namespace cuckoo {
 
 namespace detail {
 
-constexpr int LookupGcd(int a, int b) { return b == 0 ? a : LookupGcd(b, a % b); }
-
 // Compile-time layout of a table whose bucket is read with one 64-bit load:
 // the same bit packing as the table code (plugin/core/table_settings.h,
 // bucket_codec.h); a test checks both agree on every layout.
 template <int kFpBits, int kBucketSize, bool kSemiSort>
 struct LookupLayout {
   static constexpr int kBucketBits =
-      kSemiSort ? 12 + 4 * (kFpBits - 4) : kBucketSize * kFpBits;
+      BucketBits(kFpBits, kBucketSize, kSemiSort);
   // A bucket starts at a multiple of gcd(bucket bits, 8) bits, so the load
   // from its first byte is shifted by at most kMaxShift bits.
-  static constexpr int kMaxShift = 8 - LookupGcd(kBucketBits, 8);
+  static constexpr int kMaxShift = 8 - Gcd(kBucketBits, 8);
   static constexpr bool kSupported =
       kFpBits >= 4 && kFpBits <= 32 &&
       (kSemiSort ? (kBucketSize == 4 && kFpBits >= 8 && kFpBits <= 16)

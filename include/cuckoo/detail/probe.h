@@ -18,6 +18,15 @@
 namespace cuckoo {
 namespace detail {
 
+constexpr int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+
+// Bits of one bucket: b fingerprints of f bits, or, semi-sorted (b = 4), a
+// 12-bit rank of the sorted high nibbles plus 4 low parts of f - 4 bits.
+// Bucket i starts at bit i * BucketBits of the table.
+constexpr int BucketBits(int fp_bits, int bucket_size, bool semi_sort) {
+  return semi_sort ? 12 + 4 * (fp_bits - 4) : bucket_size * fp_bits;
+}
+
 // Maps a uniformly distributed 32-bit value to [0, n) without a division
 // (Lemire's multiply-shift).
 inline uint32_t FastRange32(uint32_t hash, uint32_t n) {
