@@ -34,6 +34,12 @@
 
 #include "cuckoo/detail/probe.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define CUCKOO_PURE __attribute__((pure))
+#else
+#define CUCKOO_PURE
+#endif
+
 namespace cuckoo {
 
 namespace internal {
@@ -239,7 +245,10 @@ class CuckooFilter {
                const internal::TableOps* ops);
   size_t TableBytes() const;
   internal::MutableTableRef MutableRef();
-  bool ContainsGeneric(uint64_t hash) const;
+  // Reads the table, writes nothing: "pure" lets the compiler keep the
+  // members the inline Contains reads in registers across a loop of calls
+  // (an opaque call could otherwise have changed them).
+  bool ContainsGeneric(uint64_t hash) const CUCKOO_PURE;
 
   FilterConfig config_;
   const internal::TableOps* ops_;
@@ -290,7 +299,7 @@ class CuckooFilterView {
   friend class CuckooFilter;
   friend struct internal::ViewAccess;
   friend struct detail::LookupAccess;
-  bool ContainsGeneric(uint64_t hash) const;
+  bool ContainsGeneric(uint64_t hash) const CUCKOO_PURE;  // as CuckooFilter's
 
   const internal::TableOps* ops_ = nullptr;
   detail::ProbeParams probe_;  // bucket_bits 0: ContainsGeneric
@@ -307,10 +316,18 @@ class CuckooFilterView {
 };
 
 inline bool CuckooFilter::Contains(KeyHash hash) const {
-  if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
-  return detail::ProbeItem(probe_, table_.get(), alt_offsets_.get(),
-                           static_cast<uint32_t>(num_buckets_), config_.seed,
-                           victim_fp_, victim_bucket_, hash.value);
+  // Every member is read before the branch, so that in a caller's loop the
+  // reads are unconditional and (ContainsGeneric being pure) hoisted.
+  const detail::ProbeParams p = probe_;
+  const uint8_t* table = table_.get();
+  const uint32_t* alt_offsets = alt_offsets_.get();
+  const uint32_t num_buckets = static_cast<uint32_t>(num_buckets_);
+  const uint32_t seed = config_.seed;
+  const uint32_t victim_fp = victim_fp_;
+  const uint32_t victim_bucket = victim_bucket_;
+  if (p.bucket_bits == 0) return ContainsGeneric(hash.value);
+  return detail::ProbeItem(p, table, alt_offsets, num_buckets, seed, victim_fp,
+                           victim_bucket, hash.value);
 }
 
 inline bool CuckooFilterView::Contains(KeyHash hash) const {
