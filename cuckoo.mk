@@ -43,6 +43,7 @@ cuckoo_HEADERS-y = \
 	include/cuckoo/cuckoo_filter.h \
 	include/cuckoo/detail/probe.h \
 	include/cuckoo/live_key_filter.h \
+	include/cuckoo/typed_lookup.h \
 	include/rocksdb_cuckoo/filter_policy.h \
 	include/rocksdb_cuckoo/filtered_db.h
 

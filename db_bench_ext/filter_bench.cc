@@ -19,7 +19,8 @@
 //      empty filter (median of --repeats fresh filters), with one
 //      InsertMany call (--bulk_insert, the default) or a loop of Insert;
 //   3. lookups: ns/op and Mops/s of single Contains calls (independent,
-//      so the CPU overlaps several), of dependent single calls (latency;
+//      so the CPU overlaps several), of the same loop through
+//      cuckoo::VisitLookup (typed), of dependent single calls (latency;
 //      first --dependent_queries queries) and of ContainsBatch in chunks of
 //      each --batch_sizes, for query mixes with each --found fraction of
 //      positive (inserted) keys (median of --repeats), and the speedup over
@@ -54,7 +55,9 @@
 //               lookup_occupancy: occupancy when measured;
 //               summary: empty
 //   mode        lookup: "single" (independent Contains calls, which the
-//               CPU overlaps), "single_dep" (each query depends on the
+//               CPU overlaps), "single_typed" (the same loop through
+//               cuckoo::VisitLookup, layout dispatched once), "single_dep"
+//               (each query depends on the
 //               previous answer: one lookup's latency) or "batch<N>"
 //               (ContainsBatch with N keys per call); lookup_occupancy:
 //               "single/neg", "single/pos", "batch<N>/neg", "batch<N>/pos"
@@ -94,6 +97,7 @@
 
 #include "bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
+#include "cuckoo/typed_lookup.h"
 
 DEFINE_uint64(num, 10000000, "Items the filter is sized for and filled with");
 DEFINE_uint32(seed, 0, "Seed of the key streams and of the filters");
@@ -350,6 +354,23 @@ double TimeSingle(const cuckoo::CuckooFilter& filter,
   return seconds * 1e9 / double(queries.size());
 }
 
+// ns per query of single lookups through cuckoo::VisitLookup: the same
+// loop, with the layout dispatched once (cuckoo/typed_lookup.h).
+double TimeSingleTyped(const cuckoo::CuckooFilter& filter,
+                       const std::vector<cuckoo::KeyHash>& queries,
+                       uint64_t* positives) {
+  Stopwatch timer;
+  const uint64_t count = cuckoo::VisitLookup(filter, [&](auto lookup) {
+    uint64_t n = 0;
+    for (cuckoo::KeyHash q : queries) n += lookup.Contains(q);
+    return n;
+  });
+  const double seconds = timer.Stop();
+  DoNotOptimize(count);
+  *positives = count;
+  return seconds * 1e9 / double(queries.size());
+}
+
 // ns per query of single Contains calls where each query's address depends
 // on the previous answer, so lookups cannot overlap: the latency of one
 // lookup. (The dependency adds 0, but the compiler cannot know that.)
@@ -565,14 +586,22 @@ Summary RunConfig(const BenchConfig& bc,
     MakeQueries(keys, inserted, stored, found, &rng, &next_absent, &queries);
     std::fprintf(stderr, "[filter_bench] %s: lookups, %.0f%% positive\n",
                  bc.token.c_str(), 100 * found);
-    std::vector<double> single_ns, dep_ns;
+    std::vector<double> single_ns, typed_ns, dep_ns;
     std::vector<std::vector<double>> batch_ns(batch_sizes.size());
-    uint64_t single_pos = 0, dep_pos = 0;
+    uint64_t single_pos = 0, typed_pos = 0, dep_pos = 0;
     std::vector<uint64_t> batch_pos(batch_sizes.size());
     const uint64_t dep_n =
         std::min<uint64_t>(FLAGS_dependent_queries, queries.size());
     for (int r = 0; r < FLAGS_repeats; ++r) {
       single_ns.push_back(TimeSingle(*filter, queries, &single_pos));
+      typed_ns.push_back(TimeSingleTyped(*filter, queries, &typed_pos));
+      if (typed_pos != single_pos) {
+        std::fprintf(stderr,
+                     "ERROR: typed lookups found %" PRIu64
+                     " positives, single %" PRIu64 "\n",
+                     typed_pos, single_pos);
+        std::exit(2);
+      }
       if (dep_n > 0) {
         dep_ns.push_back(
             TimeSingleDependent(*filter, queries, dep_n, &dep_pos));
@@ -591,6 +620,9 @@ Summary RunConfig(const BenchConfig& bc,
     }
     const Stat single = Summarize(single_ns);
     rows.push_back({found, "single", single, 1.0, single_pos});
+    const Stat typed = Summarize(typed_ns);
+    rows.push_back(
+        {found, "single_typed", typed, single.median / typed.median, typed_pos});
     if (dep_n > 0) {
       const Stat dep = Summarize(dep_ns);
       rows.push_back(

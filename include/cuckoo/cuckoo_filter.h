@@ -34,6 +34,12 @@
 
 #include "cuckoo/detail/probe.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define CUCKOO_PURE __attribute__((pure))
+#else
+#define CUCKOO_PURE
+#endif
+
 namespace cuckoo {
 
 namespace internal {
@@ -41,6 +47,9 @@ class TableOps;
 struct MutableTableRef;
 struct ViewAccess;  // plugin/core/view_access.h: table and victim slot
 }  // namespace internal
+namespace detail {
+struct LookupAccess;  // cuckoo/typed_lookup.h: VisitLookup
+}  // namespace detail
 
 // Construction parameters. Validate with ValidateConfig().
 struct FilterConfig {
@@ -236,7 +245,10 @@ class CuckooFilter {
                const internal::TableOps* ops);
   size_t TableBytes() const;
   internal::MutableTableRef MutableRef();
-  bool ContainsGeneric(uint64_t hash) const;
+  // Reads the table, writes nothing: "pure" lets the compiler keep the
+  // members the inline Contains reads in registers across a loop of calls
+  // (an opaque call could otherwise have changed them).
+  bool ContainsGeneric(uint64_t hash) const CUCKOO_PURE;
 
   FilterConfig config_;
   const internal::TableOps* ops_;
@@ -247,6 +259,9 @@ class CuckooFilter {
   uint32_t victim_bucket_ = 0;
   uint64_t rng_state_;
   std::unique_ptr<uint8_t[]> table_;  // TableBytes() + slack for wide loads
+  // detail::AltOffset of every fingerprint (2^f entries), for f <= 16 and
+  // tables at least 64 times its size; null otherwise. Fixed by (f, m, seed).
+  std::unique_ptr<uint32_t[]> alt_offsets_;
 };
 
 // A read-only filter over serialized bytes, without copying them (the bytes
@@ -283,11 +298,13 @@ class CuckooFilterView {
  private:
   friend class CuckooFilter;
   friend struct internal::ViewAccess;
-  bool ContainsGeneric(uint64_t hash) const;
+  friend struct detail::LookupAccess;
+  bool ContainsGeneric(uint64_t hash) const CUCKOO_PURE;  // as CuckooFilter's
 
   const internal::TableOps* ops_ = nullptr;
   detail::ProbeParams probe_;  // bucket_bits 0: ContainsGeneric
   const uint8_t* table_ = nullptr;
+  const uint32_t* alt_offsets_ = nullptr;  // the filter's, in View(); or null
   uint64_t num_buckets_ = 0;
   uint64_t num_items_ = 0;
   uint32_t seed_ = 0;
@@ -299,16 +316,25 @@ class CuckooFilterView {
 };
 
 inline bool CuckooFilter::Contains(KeyHash hash) const {
-  if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
-  return detail::ProbeItem(probe_, table_.get(),
-                           static_cast<uint32_t>(num_buckets_), config_.seed,
-                           victim_fp_, victim_bucket_, hash.value);
+  // Every member is read before the branch, so that in a caller's loop the
+  // reads are unconditional and (ContainsGeneric being pure) hoisted.
+  const detail::ProbeParams p = probe_;
+  const uint8_t* table = table_.get();
+  const uint32_t* alt_offsets = alt_offsets_.get();
+  const uint32_t num_buckets = static_cast<uint32_t>(num_buckets_);
+  const uint32_t seed = config_.seed;
+  const uint32_t victim_fp = victim_fp_;
+  const uint32_t victim_bucket = victim_bucket_;
+  if (p.bucket_bits == 0) return ContainsGeneric(hash.value);
+  return detail::ProbeItem(p, table, alt_offsets, num_buckets, seed, victim_fp,
+                           victim_bucket, hash.value);
 }
 
 inline bool CuckooFilterView::Contains(KeyHash hash) const {
   if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
-  return detail::ProbeItem(probe_, table_, static_cast<uint32_t>(num_buckets_),
-                           seed_, victim_fp_, victim_bucket_, hash.value);
+  return detail::ProbeItem(probe_, table_, alt_offsets_,
+                           static_cast<uint32_t>(num_buckets_), seed_,
+                           victim_fp_, victim_bucket_, hash.value);
 }
 
 }  // namespace cuckoo

@@ -56,6 +56,25 @@ std::unique_ptr<uint8_t[]> AllocateTable(size_t bytes) {
   return table;
 }
 
+// The alternate-bucket offsets of every fingerprint (detail::AltOffset),
+// when they are worth their memory: f <= 16 (at most 256 KiB) and a table
+// at least 64 times larger, i.e. one much larger than the table of offsets,
+// which then stays in the cache while the lookups miss it.
+std::unique_ptr<uint32_t[]> MakeAltOffsets(int fp_bits, uint64_t num_buckets,
+                                           uint64_t table_bytes,
+                                           uint32_t seed) {
+  if (fp_bits > 16) return nullptr;
+  const uint32_t count = uint32_t{1} << fp_bits;
+  if (uint64_t{count} * sizeof(uint32_t) * 64 > table_bytes) return nullptr;
+  std::unique_ptr<uint32_t[]> offsets(new uint32_t[count]);
+  offsets[0] = 0;  // fingerprint 0 is never looked up
+  for (uint32_t fp = 1; fp < count; ++fp) {
+    offsets[fp] =
+        detail::AltOffset(fp, static_cast<uint32_t>(num_buckets), seed);
+  }
+  return offsets;
+}
+
 uint64_t InitialRngState(uint32_t seed) {
   return 0x243f6a8885a308d3ULL ^ (uint64_t{seed} << 17);
 }
@@ -137,7 +156,10 @@ CuckooFilter::CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
       probe_(ops->probe_params()),
       num_buckets_(num_buckets),
       rng_state_(InitialRngState(config.seed)),
-      table_(AllocateTable(ops->TableBytes(num_buckets) + kTableLoadSlack)) {}
+      table_(AllocateTable(ops->TableBytes(num_buckets) + kTableLoadSlack)),
+      alt_offsets_(MakeAltOffsets(config.fingerprint_bits, num_buckets,
+                                  ops->TableBytes(num_buckets), config.seed)) {
+}
 
 CuckooFilter::~CuckooFilter() = default;
 
@@ -221,6 +243,7 @@ MutableTableRef CuckooFilter::MutableRef() {
   t.num_items = &num_items_;
   t.rng_state = &rng_state_;
   t.max_kicks = config_.max_kicks;
+  t.alt_offsets = alt_offsets_.get();
   return t;
 }
 
@@ -285,6 +308,7 @@ CuckooFilterView CuckooFilter::View() const {
   v.ops_ = ops_;
   v.probe_ = probe_;
   v.table_ = table_.get();
+  v.alt_offsets_ = alt_offsets_.get();
   v.num_buckets_ = num_buckets_;
   v.num_items_ = num_items_;
   v.seed_ = config_.seed;

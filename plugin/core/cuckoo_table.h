@@ -46,6 +46,8 @@ struct MutableTableRef {
   uint64_t* num_items = nullptr;
   uint64_t* rng_state = nullptr;
   int max_kicks = 0;
+  // detail::AltOffset of every fingerprint, or null (computed per call).
+  const uint32_t* alt_offsets = nullptr;
 };
 
 using detail::AltBucket;
@@ -115,7 +117,7 @@ class CuckooTable {
     auto prefetch = [&](uint64_t h) {
       const uint32_t fp = FingerprintOf<S::kFpBits>(h);
       const uint32_t i1 = PrimaryBucket(h, t.num_buckets);
-      const uint32_t i2 = AltBucket(i1, fp, t.num_buckets, t.seed);
+      const uint32_t i2 = Alt(t, i1, fp);
       __builtin_prefetch(Codec::BucketAddress(t.table, i1), 1);
       __builtin_prefetch(Codec::BucketAddress(t.table, i2), 1);
     };
@@ -144,7 +146,7 @@ class CuckooTable {
   static bool Erase(const MutableTableRef& t, uint64_t hash) {
     const uint32_t fp = FingerprintOf<S::kFpBits>(hash);
     const uint32_t i1 = PrimaryBucket(hash, t.num_buckets);
-    const uint32_t i2 = AltBucket(i1, fp, t.num_buckets, t.seed);
+    const uint32_t i2 = Alt(t, i1, fp);
     if (Remove(t.table, i1, fp) || Remove(t.table, i2, fp)) {
       --*t.num_items;
       // Room was made: move the victim back into the table if it fits.
@@ -170,6 +172,15 @@ class CuckooTable {
   }
 
  private:
+  // AltBucket(bucket, fp, ...), from the precomputed offsets when there are.
+  static uint32_t Alt(const MutableTableRef& t, uint32_t bucket, uint32_t fp) {
+    return detail::AltBucketFromOffset(
+        bucket,
+        t.alt_offsets != nullptr ? t.alt_offsets[fp]
+                                 : detail::AltOffset(fp, t.num_buckets, t.seed),
+        t.num_buckets);
+  }
+
   static bool TryAdd(uint8_t* table, uint32_t bucket, uint32_t fp) {
     uint32_t entries[S::kSlots];
     Codec::Read(table, bucket, entries);
@@ -207,7 +218,7 @@ class CuckooTable {
   // paper's random walk. The lookahead shortens walks near full load.
   static InsertResult Place(const MutableTableRef& t, uint32_t fp, uint32_t i,
                             bool walk_from_alt) {
-    const uint32_t alt = AltBucket(i, fp, t.num_buckets, t.seed);
+    const uint32_t alt = Alt(t, i, fp);
     if (TryAdd(t.table, i, fp) || TryAdd(t.table, alt, fp)) {
       return InsertResult::kInserted;
     }
@@ -217,7 +228,7 @@ class CuckooTable {
       uint32_t alts[S::kSlots];
       Codec::Read(t.table, bucket, entries);
       for (int j = 0; j < S::kSlots; ++j) {
-        alts[j] = AltBucket(bucket, entries[j], t.num_buckets, t.seed);
+        alts[j] = Alt(t, bucket, entries[j]);
         __builtin_prefetch(Codec::BucketAddress(t.table, alts[j]));
       }
       const uint32_t random = static_cast<uint32_t>(SplitMix64(t.rng_state));

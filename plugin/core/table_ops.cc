@@ -51,7 +51,6 @@ class TableOpsImpl final : public TableOps {
                   (!S::kSemiSort || S::kLowBits >= 4)) {
       p.bucket_bits = S::kBucketBits;
       p.fp_bits = S::kFpBits;
-      p.word_mask = BucketCodec<S>::kWordMask;
       if constexpr (S::kSemiSort) {
         p.low_bits = S::kLowBits;
         p.lane_lo = LaneOnes<uint64_t, S::kLowBits, 4>();

@@ -15,7 +15,7 @@ namespace internal {
 // One supported configuration. Buckets are bit-packed back to back: bucket i
 // starts at bit i * kBucketBits of the table. A bucket is read as one or two
 // fixed-width little-endian words, so a lookup never loops over slots.
-constexpr int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+using detail::Gcd;
 
 template <int kFingerprintBits, int kBucketSize, bool kSemiSorted>
 struct TableSettings {
@@ -35,7 +35,7 @@ struct TableSettings {
   // Semi-sorted: a 12-bit rank of the sorted high nibbles plus 4 low parts.
   static constexpr int kLowBits = kFpBits - 4;
   static constexpr int kBucketBits =
-      kSemiSort ? 12 + 4 * kLowBits : kSlots * kFpBits;
+      detail::BucketBits(kFpBits, kSlots, kSemiSort);
   // Only b=8, f=32 (256 bits) needs two words per bucket.
   static constexpr int kWordsPerBucket = kBucketBits > 128 ? 2 : 1;
   static constexpr int kWordBits = kBucketBits / kWordsPerBucket;

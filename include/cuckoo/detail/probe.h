@@ -18,6 +18,15 @@
 namespace cuckoo {
 namespace detail {
 
+constexpr int Gcd(int a, int b) { return b == 0 ? a : Gcd(b, a % b); }
+
+// Bits of one bucket: b fingerprints of f bits, or, semi-sorted (b = 4), a
+// 12-bit rank of the sorted high nibbles plus 4 low parts of f - 4 bits.
+// Bucket i starts at bit i * BucketBits of the table.
+constexpr int BucketBits(int fp_bits, int bucket_size, bool semi_sort) {
+  return semi_sort ? 12 + 4 * (fp_bits - 4) : bucket_size * fp_bits;
+}
+
 // Maps a uniformly distributed 32-bit value to [0, n) without a division
 // (Lemire's multiply-shift).
 inline uint32_t FastRange32(uint32_t hash, uint32_t n) {
@@ -50,13 +59,26 @@ inline uint32_t Fingerprint(uint64_t hash, int fp_bits) {
 //   alt(i, fp) = (m - i - r(fp)) mod m,  r(fp) = FastRange32(Mix32(fp ^ seed),
 //   m) | 1.
 // An involution; with m even and r odd, alt(i) != i.
+// m - r(fp), in [1, m - 1]: the part of AltBucket that depends only on fp.
+// Large filters precompute it for every fp when f <= 16 (2^f entries): one
+// load that hits the cache instead of the dozen instructions of Mix32 and
+// FastRange32, so on tables larger than the caches the CPU keeps more
+// lookups, and so more cache misses, in flight.
+inline uint32_t AltOffset(uint32_t fp, uint32_t num_buckets, uint32_t seed) {
+  return num_buckets - (FastRange32(Mix32(fp ^ seed), num_buckets) | 1);
+}
+
+// (offset - bucket) mod m without a branch: the comparison is a coin flip.
+inline uint32_t AltBucketFromOffset(uint32_t bucket, uint32_t offset,
+                                    uint32_t num_buckets) {
+  const uint32_t wrap = 0u - static_cast<uint32_t>(offset < bucket);
+  return offset - bucket + (num_buckets & wrap);
+}
+
 inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
                           uint32_t seed) {
-  const uint32_t r = FastRange32(Mix32(fp ^ seed), num_buckets) | 1;
-  const uint32_t t = num_buckets - r;  // in [1, m - 1]
-  // (t - bucket) mod m without a branch: the comparison is a coin flip.
-  const uint32_t wrap = 0u - static_cast<uint32_t>(t < bucket);
-  return t - bucket + (num_buckets & wrap);
+  return AltBucketFromOffset(bucket, AltOffset(fp, num_buckets, seed),
+                             num_buckets);
 }
 
 // Layout constants of a table whose bucket fits one 64-bit load (plain
@@ -67,7 +89,6 @@ struct ProbeParams {
   uint32_t bucket_bits = 0;  // bits per bucket; bucket i starts at bit i * this
   int fp_bits = 0;           // f
   int low_bits = 0;          // semi-sorted: f - 4 (lane width); plain: unused
-  uint64_t word_mask = 0;    // the bucket's bits after the shift
   uint64_t lane_lo = 0;      // bit 0 of every lane
   uint64_t lane_hi = 0;      // top bit of every lane
   // Semi-sorted: rank -> sorted high nibbles spread to the lanes; null for
@@ -85,7 +106,9 @@ inline bool ProbeBucket(const ProbeParams& p, const uint8_t* table,
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   raw = __builtin_bswap64(raw);
 #endif
-  const uint64_t word = (raw >> (bit & 7)) & p.word_mask;
+  // Not masked to the bucket's bits: the bits above it cannot change
+  // the answer (a borrow only moves upwards and only lane tops are tested).
+  const uint64_t word = raw >> (bit & 7);
   uint64_t d;  // lane j is zero iff entry j equals fp
   if (p.semi_sort_spread == nullptr) {
     d = word ^ (p.lane_lo * fp);
@@ -100,14 +123,24 @@ inline bool ProbeBucket(const ProbeParams& p, const uint8_t* table,
 
 // Contains over a table with an inline path (p.bucket_bits != 0): both
 // buckets are loaded without a branch between them, then the victim slot.
+// alt_offsets: AltOffset of every fingerprint, or null (computed).
 inline bool ProbeItem(const ProbeParams& p, const uint8_t* table,
-                      uint32_t num_buckets, uint32_t seed, uint32_t victim_fp,
-                      uint32_t victim_bucket, uint64_t hash) {
+                      const uint32_t* alt_offsets, uint32_t num_buckets,
+                      uint32_t seed, uint32_t victim_fp, uint32_t victim_bucket,
+                      uint64_t hash) {
   const uint32_t fp = Fingerprint(hash, p.fp_bits);
   const uint32_t i1 = PrimaryBucket(hash, num_buckets);
-  const uint32_t i2 = AltBucket(i1, fp, num_buckets, seed);
-  return ProbeBucket(p, table, i1, fp) | ProbeBucket(p, table, i2, fp) |
-         ((fp == victim_fp) & ((i1 == victim_bucket) | (i2 == victim_bucket)));
+  const uint32_t i2 = AltBucketFromOffset(
+      i1,
+      alt_offsets != nullptr ? alt_offsets[fp]
+                             : AltOffset(fp, num_buckets, seed),
+      num_buckets);
+  // fp (never 0) equals the victim's fingerprint (0 when the slot is empty)
+  // about once in 2^f lookups of a full filter: a predicted branch.
+  if (__builtin_expect(fp == victim_fp, 0)) {
+    if ((i1 == victim_bucket) | (i2 == victim_bucket)) return true;
+  }
+  return ProbeBucket(p, table, i1, fp) | ProbeBucket(p, table, i2, fp);
 }
 
 }  // namespace detail
