@@ -144,7 +144,12 @@ struct FilterStats {
 class CuckooFilterView;
 
 // A mutable cuckoo filter that owns its table. Not copyable; movable through
-// std::unique_ptr. No operation allocates after construction.
+// std::unique_ptr. No operation allocates after construction. Memory: the
+// bucket array (stats().table_bytes) plus, when f <= 16 and the array is at
+// least 64 times 4 * 2^f bytes, a table of the alternate-bucket offsets of
+// every fingerprint (4 * 2^f bytes: 16 KiB for f = 12, at most 256 KiB and
+// at most 1/64 of the array), which makes lookups and inserts on tables
+// larger than the CPU caches cheaper.
 class CuckooFilter {
  public:
   // A filter sized for `expected_items` at config.target_load. Returns null
