@@ -372,6 +372,20 @@ void Check(const Status& s, const char* what) {
   }
 }
 
+// A plain DB at `path` with DbOptions(), or exit: DB::Open takes DB** until
+// 9.x and std::unique_ptr<DB>* from 10.0 (the only form in 11.x).
+std::unique_ptr<DB> OpenPlainDb(const std::string& path) {
+  std::unique_ptr<DB> db;
+#if ROCKSDB_MAJOR >= 10
+  Check(DB::Open(DbOptions(), path, &db), "open");
+#else
+  DB* raw = nullptr;
+  Check(DB::Open(DbOptions(), path, &raw), "open");
+  db.reset(raw);
+#endif
+  return db;
+}
+
 // Random (incompressible) value bytes; the value of key i is a slice of it.
 const std::string& RandomData() {
   static const std::string data = [] {
@@ -414,13 +428,7 @@ class ModeRunner {
       Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
       db_ = fdb_.get();
     } else {
-#if ROCKSDB_MAJOR >= 10
-      Check(DB::Open(DbOptions(), path_, &plain_), "open");
-#else
-      DB* raw = nullptr;
-      Check(DB::Open(DbOptions(), path_, &raw), "open");
-      plain_.reset(raw);
-#endif
+      plain_ = OpenPlainDb(path_);
       db_ = plain_.get();
     }
   }
@@ -743,13 +751,7 @@ class WriterDb {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(FLAGS_db);
     if (mode == "plain") {
-#if ROCKSDB_MAJOR >= 10
-      Check(DB::Open(DbOptions(), path_, &plain_), "open");
-#else
-      DB* raw = nullptr;
-      Check(DB::Open(DbOptions(), path_, &raw), "open");
-      plain_.reset(raw);
-#endif
+      plain_ = OpenPlainDb(path_);
       db_ = plain_.get();
     } else if (mode == "cuckoo" || mode == "cuckoo_unique") {
       FilteredDBOptions fopts;
