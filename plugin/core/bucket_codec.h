@@ -119,6 +119,20 @@ struct BucketCodec {
     }
   }
 
+  // False only if no entry's low part (the f - 4 bits beside the rank)
+  // equals fp's, which rules fp out without decoding the rank: a cheap
+  // first test for lookups that are mostly negative. For kLowBits >= 4
+  // (f >= 8); a true answer needs SemiSortedContains to confirm.
+  static bool SemiSortedLowMayMatch(Word word, uint32_t fp) {
+    static_assert(S::kSemiSort && S::kLowBits >= 4, "low parts of >= 4 bits");
+    constexpr uint64_t kLo = LaneOnes<uint64_t, S::kLowBits, 4>();
+    constexpr uint32_t kLowMask = (uint32_t{1} << S::kLowBits) - 1;
+    constexpr uint64_t kLowsMask = (uint64_t{1} << (4 * S::kLowBits)) - 1;
+    const uint64_t lows = static_cast<uint64_t>(word >> 12) & kLowsMask;
+    return AnyZeroLane<uint64_t, S::kLowBits, 4>(lows ^
+                                                 (kLo * (fp & kLowMask)));
+  }
+
   // Low parts narrower than a nibble: per-lane zero masks, combined.
   static bool SemiSortedContainsNarrow(Word word, uint32_t fp) {
     const uint32_t nibbles =

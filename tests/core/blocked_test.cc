@@ -16,6 +16,7 @@
 #include "bit_util.h"
 #include "blocked_filter.h"
 #include "blocked_layout.h"
+#include "bucket_codec.h"
 #include "filter_format.h"
 #include "test_util.h"
 
@@ -192,6 +193,60 @@ TEST(BlockedStashTest, NoWalksNoFalseNegatives) {
   const BlockedView view = Parse(b.bytes);
   EXPECT_EQ(view.seed, 3u);
   for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+}
+
+// The low-part test that settles most negative lookups without decoding
+// a rank (BucketCodec::SemiSortedLowMayMatch) never rules out a fingerprint
+// that the bucket holds: random buckets (empty slots included) of every
+// width it is used for, each stored fingerprint and random others.
+template <int F>
+void CheckLowPartTest(std::mt19937_64* rng) {
+  using S = TableSettings<F, 4, true>;
+  using Codec = BucketCodec<S>;
+  constexpr uint32_t kMax = (uint32_t{1} << F) - 1;
+  uint8_t table[16] = {};
+  size_t rejected = 0, absent = 0;
+  for (int round = 0; round < 20000; ++round) {
+    uint32_t entries[4];
+    for (uint32_t& e : entries) {
+      e = (*rng)() % 5 == 0 ? 0 : 1 + static_cast<uint32_t>((*rng)() % kMax);
+    }
+    std::memset(table, 0, sizeof(table));
+    Codec::Write(table, 0, entries);
+    const uint64_t word = LoadLE<uint64_t>(table) & Codec::kWordMask;
+    for (uint32_t e : entries) {
+      if (e == 0) continue;
+      ASSERT_TRUE(Codec::SemiSortedContains(word, e)) << "f=" << F;
+      ASSERT_TRUE(Codec::SemiSortedLowMayMatch(word, e)) << "f=" << F;
+    }
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t fp = 1 + static_cast<uint32_t>((*rng)() % kMax);
+      const bool low = Codec::SemiSortedLowMayMatch(word, fp);
+      if (Codec::SemiSortedContains(word, fp)) {
+        ASSERT_TRUE(low) << "f=" << F << " fp=" << fp;
+      } else {
+        ++absent;
+        rejected += !low;
+      }
+    }
+  }
+  // It is a useful test, too: it rules out most absent fingerprints
+  // (all but about 4 * 2^(4 - f) of them).
+  EXPECT_GT(double(rejected) / absent, 1 - 8 * std::ldexp(1.0, 4 - F))
+      << "f=" << F;
+}
+
+TEST(BlockedLookupTest, LowPartTestNeverRulesOutAStoredFingerprint) {
+  std::mt19937_64 rng(46);
+  CheckLowPartTest<8>(&rng);
+  CheckLowPartTest<9>(&rng);
+  CheckLowPartTest<10>(&rng);
+  CheckLowPartTest<11>(&rng);
+  CheckLowPartTest<12>(&rng);
+  CheckLowPartTest<13>(&rng);
+  CheckLowPartTest<14>(&rng);
+  CheckLowPartTest<15>(&rng);
+  CheckLowPartTest<16>(&rng);
 }
 
 }  // namespace

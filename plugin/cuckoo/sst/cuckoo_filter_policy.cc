@@ -142,7 +142,8 @@ class CuckooBitsReader final : public FilterBitsReader {
  public:
   explicit CuckooBitsReader(const TableRef& ref) : ref_(ref) {}
 
-  bool MayMatch(const Slice& key) override {
+  // `flatten` inlines XXH3, which GCC otherwise calls out of line.
+  __attribute__((flatten)) bool MayMatch(const Slice& key) override {
     return CuckooTable<S>::Contains(ref_, HashSlice(key));
   }
 
@@ -151,7 +152,8 @@ class CuckooBitsReader final : public FilterBitsReader {
   // probed, so about kDistance keys' cache misses are in flight at any time
   // without flooding the line-fill buffers. (Measured with policy_bench:
   // about 1.5x faster than prefetching the whole batch before probing it.)
-  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
+  __attribute__((flatten)) void MayMatch(int num_keys, Slice** keys,
+                                         bool* may_match) override {
     constexpr int kDistance = 8;
     constexpr int kRing = 16;  // > kDistance, power of two
     uint32_t fps[kRing], b1[kRing], b2[kRing];
@@ -186,50 +188,81 @@ class BlockedBitsReader final : public FilterBitsReader {
  public:
   explicit BlockedBitsReader(const BlockedTableRef& ref) : ref_(ref) {}
 
-  bool MayMatch(const Slice& key) override {
-    return BlockedTable<S>::Contains(ref_, HashSlice(key));
+  // The common answer (a negative whose low parts match nothing and whose
+  // overflow bit is clear) on a short path; anything else is decided by
+  // ProbeHash, out of line, so the short path saves few registers and keeps
+  // more lookups in the instruction window. `flatten` inlines XXH3, which
+  // GCC otherwise calls out of line. Measured at DRAM scale (exp harness
+  // over 100 filters of 10^6 keys, 10 bits/key): 155 ns per negative with
+  // a branch-free probe of both blocks, 115 ns with the branch on the
+  // overflow bit and the low-part test, 90 ns with flatten, and about the
+  // same with the short path (which saves 2 of 6 register spills).
+  __attribute__((flatten)) bool MayMatch(const Slice& key) override {
+    const uint64_t hash = HashSlice(key);
+    if constexpr (S::kLowBits >= 4) {
+      if (BlockedTable<S>::QuickReject(ref_, hash)) return false;
+      return ProbeHash(ref_, hash);
+    } else {
+      return BlockedTable<S>::Contains(ref_, hash);
+    }
   }
 
-  // Three stages, kDistance keys apart: key k is hashed and its primary
-  // block prefetched; the overflow bit of key k - kDistance is read (its
-  // block has arrived) and its second block prefetched (the primary again
-  // unless the bit is set); key k - 2 * kDistance is probed.
-  void MayMatch(int num_keys, Slice** keys, bool* may_match) override {
-    constexpr int kDistance = 8;
-    constexpr int kRing = 32;  // > 2 * kDistance, power of two
-    BlockedSlot slots[kRing];
+  // Three passes over each chunk of up to kChunk keys (MultiGet batches
+  // are <= 32): hash every key and prefetch its primary block; probe every
+  // primary block, and for a key whose overflow bit is set there prefetch
+  // its secondary block and defer it; probe the deferred keys' secondary
+  // blocks (and the stash). The first probe waits for one memory latency,
+  // after which the chunk's other primaries arrive back to back, and the
+  // secondaries (about lines_neg - 1 of the keys) load while the rest of
+  // the chunk is probed. Measured at DRAM scale (100 filters of 10^6 keys,
+  // 10 bits/key, batches of 32), before the builder halved the overflow
+  // bits: 32 ns per key when the second pass read every overflow bit and
+  // prefetched every second block, against 50 ns for a software pipeline
+  // 8 keys deep, which waited on primaries not yet loaded.
+  __attribute__((flatten)) void MayMatch(int num_keys, Slice** keys,
+                                         bool* may_match) override {
+    constexpr int kChunk = 32;
+    using Table = BlockedTable<S>;
+    BlockedSlot slots[kChunk];
+    int deferred[kChunk];
     const BlockedTableRef ref = ref_;
-    for (int k = 0; k < num_keys + 2 * kDistance; ++k) {
-      if (k < num_keys) {
-        const int j = k & (kRing - 1);
-        slots[j] = cuckoo::internal::BlockedPlace<S>(
-            HashSlice(*keys[k]), ref.num_blocks, ref.seed_mix);
+    for (int start = 0; start < num_keys; start += kChunk) {
+      const int n = std::min(kChunk, num_keys - start);
+      for (int k = 0; k < n; ++k) {
+        slots[k] = cuckoo::internal::BlockedPlace<S>(
+            HashSlice(*keys[start + k]), ref.num_blocks, ref.seed_mix);
         // Both lines a block can span: RocksDB's filter blocks are not
         // 64-byte aligned in memory (one line when they are).
-        const uint8_t* block =
-            BlockedTable<S>::BlockAddress(ref, slots[j].block);
+        const uint8_t* block = Table::BlockAddress(ref, slots[k].block);
         __builtin_prefetch(block);
         __builtin_prefetch(block + cuckoo::internal::kBlockBytes - 1);
       }
-      const int m = k - kDistance;
-      if (m >= 0 && m < num_keys) {
-        const BlockedSlot& s = slots[m & (kRing - 1)];
-        cuckoo::internal::BlockedOverflow o;
-        bool overflowed;
-        const uint8_t* second = BlockedTable<S>::SecondProbeBlock(
-            ref, s, BlockedTable<S>::BlockAddress(ref, s.block), &o,
-            &overflowed);
-        __builtin_prefetch(second);
-        __builtin_prefetch(second + cuckoo::internal::kBlockBytes - 1);
+      int num_deferred = 0;
+      for (int k = 0; k < n; ++k) {
+        const uint8_t* block = Table::BlockAddress(ref, slots[k].block);
+        may_match[start + k] =
+            cuckoo::internal::BlockedPairHas<S>(block, slots[k]);
+        if (__builtin_expect(Table::Overflowed(block, slots[k]), 0)) {
+          const uint8_t* second = Table::SecondaryBlock(ref, slots[k]);
+          __builtin_prefetch(second);
+          __builtin_prefetch(second + cuckoo::internal::kBlockBytes - 1);
+          deferred[num_deferred++] = k;
+        }
       }
-      const int p = k - 2 * kDistance;
-      if (p >= 0) {
-        may_match[p] = BlockedTable<S>::Probe(ref, slots[p & (kRing - 1)]);
+      for (int d = 0; d < num_deferred; ++d) {
+        const int k = deferred[d];
+        may_match[start + k] =
+            may_match[start + k] || Table::ProbeSecondary(ref, slots[k]);
       }
     }
   }
 
  private:
+  __attribute__((noinline)) static bool ProbeHash(const BlockedTableRef& ref,
+                                                  uint64_t hash) {
+    return BlockedTable<S>::Contains(ref, hash);
+  }
+
   const BlockedTableRef ref_;
 };
 
