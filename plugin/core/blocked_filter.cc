@@ -45,7 +45,14 @@ class BlockedBuilder {
       for (uint32_t k = sc_.starts[b]; k < sc_.starts[b + 1]; ++k) {
         const uint32_t homeless = Insert(b, k, Place(k));
         if (homeless != 0) {
-          const uint32_t idx = homeless - 1;
+          uint32_t idx = homeless - 1;
+          // Overflow an item of a class already set in b if one can make
+          // room: each bit set sends 1/8 of b's lookups to a second block.
+          const BlockedSlot hs = Place(idx);
+          if ((sc_.overflow[b] & hs.overflow_bit) == 0) {
+            const uint32_t evicted = EvictSetClass(b, idx, hs);
+            if (evicted != 0) idx = evicted - 1;
+          }
           sc_.overflow[b] |= static_cast<uint8_t>(Place(idx).overflow_bit);
           sc_.pending.push_back(idx);
         }
@@ -151,11 +158,11 @@ class BlockedBuilder {
 
   // Places overflowed item idx in its secondary block b2: in a free slot
   // or by relocations inside b2 (kept only if they succeed, so that the
-  // items of b2 stay), else in place of an entry of one of its two buckets
-  // that is a primary item of b2, preferring one whose overflow class is
-  // already set in b2. Returns 0, or 1 + the index of the item displaced
-  // (now overflowed from b2, its class bit set), or 1 + idx when there is
-  // none to displace.
+  // items of b2 stay), else in place of a primary item of b2 whose overflow
+  // class is already set there (EvictSetClass), else in place of a random
+  // primary item of b2 in its two buckets, setting that item's class.
+  // Returns 0, or 1 + the index of the item displaced (now overflowed from
+  // b2), or 1 + idx when there is none to displace.
   uint32_t PlaceSecondary(uint32_t idx) {
     const BlockedSlot s = Place(idx);
     const uint32_t b2 = BlockedOverflowOf(s.g, s.block, p_.num_blocks).block2;
@@ -166,32 +173,72 @@ class BlockedBuilder {
     if (Insert(b2, idx, s) == 0) return 0;
     std::memcpy(Items(b2), saved_items, sizeof(saved_items));
     std::memcpy(Fps(b2), saved_fps, sizeof(saved_fps));
-    // Candidates: primaries of b2 in buckets i1, i2; best = class already set.
-    uint32_t best[8], any[8];
-    int num_best = 0, num_any = 0;
+    const uint32_t evicted = EvictSetClass(b2, idx, s);
+    if (evicted != 0) return evicted;
+    uint32_t any[8];
+    int num_any = 0;
     const uint32_t* items = Items(b2);
     for (uint32_t j : {s.i1, s.i2}) {
       for (uint32_t k = 0; k < 4; ++k) {
-        const uint32_t slot = 4 * j + k;
-        const uint32_t y = items[slot] - 1;
-        if (y < sc_.starts[b2] || y >= sc_.starts[b2 + 1]) continue;
-        any[num_any++] = slot;
-        if (sc_.overflow[b2] & Place(y).overflow_bit) best[num_best++] = slot;
+        if (IsPrimaryAt(b2, 4 * j + k)) any[num_any++] = 4 * j + k;
       }
     }
+    if (num_any == 0) return idx + 1;
     rng_ = Mix64(rng_ + 0x9e3779b97f4a7c15ULL);
-    uint32_t slot;
-    if (num_best > 0) {
-      slot = best[rng_ % static_cast<uint32_t>(num_best)];
-    } else if (num_any > 0) {
-      slot = any[rng_ % static_cast<uint32_t>(num_any)];
-    } else {
-      return idx + 1;
-    }
+    const uint32_t slot = any[rng_ % static_cast<uint32_t>(num_any)];
     const uint32_t y = items[slot] - 1;
     sc_.overflow[b2] |= static_cast<uint8_t>(Place(y).overflow_bit);
     Set(b2, slot, idx, s.fp);
     return y + 1;
+  }
+
+  // True if slot `slot` of block b holds a primary item of b (not an item
+  // placed there from another block, which has no other place to go).
+  bool IsPrimaryAt(uint32_t b, uint32_t slot) {
+    const uint32_t y = Items(b)[slot] - 1;  // ~0 for an empty slot
+    return y >= sc_.starts[b] && y < sc_.starts[b + 1];
+  }
+
+  bool IsPrimaryOfSetClassAt(uint32_t b, uint32_t slot) {
+    return IsPrimaryAt(b, slot) &&
+           (sc_.overflow[b] & Place(Items(b)[slot] - 1).overflow_bit) != 0;
+  }
+
+  // Makes room for item idx (slot s, both of its buckets full in block b)
+  // by evicting a primary item of b whose overflow class is already set in
+  // b: one in bucket s.i1 or s.i2, else one in the other bucket of an entry
+  // of those buckets, which moves there. Overflowing it sets no new bit.
+  // Returns 1 + the index of the evicted item, or 0 if there is none.
+  uint32_t EvictSetClass(uint32_t b, uint32_t idx, const BlockedSlot& s) {
+    if (sc_.overflow[b] == 0) return 0;
+    uint32_t* items = Items(b);
+    for (uint32_t j : {s.i1, s.i2}) {
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t slot = 4 * j + k;
+        if (!IsPrimaryOfSetClassAt(b, slot)) continue;
+        const uint32_t y = items[slot] - 1;
+        Set(b, slot, idx, s.fp);
+        return y + 1;
+      }
+    }
+    for (uint32_t j : {s.i1, s.i2}) {
+      for (uint32_t k = 0; k < 4; ++k) {
+        const uint32_t slot = 4 * j + k;
+        if (items[slot] == 0) continue;
+        const uint32_t z = items[slot] - 1;
+        const BlockedSlot zs = Place(z);
+        const uint32_t other = zs.i1 == j ? zs.i2 : zs.i1;
+        for (uint32_t k2 = 0; k2 < 4; ++k2) {
+          const uint32_t slot2 = 4 * other + k2;
+          if (!IsPrimaryOfSetClassAt(b, slot2)) continue;
+          const uint32_t y = items[slot2] - 1;
+          Set(b, slot2, z, zs.fp);
+          Set(b, slot, idx, s.fp);
+          return y + 1;
+        }
+      }
+    }
+    return 0;
   }
 
   // Stores item idx (slot s) in block b, relocating entries inside the block
