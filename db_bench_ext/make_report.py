@@ -39,13 +39,14 @@ POLICY_LABEL = {
     "ribbon": "RocksDB Ribbon",
     "cuckoo": "cuckoo, semi-sorted (b=4)",
     "cuckoo_plain": "cuckoo (b=4)",
+    "cuckoo_blocked": "cuckoo, blocked (one 64-byte block)",
 }
 TABLE3_POLICIES = ["cuckoo_plain", "cuckoo", "bloom", "ribbon"]
 CURVE_POLICIES = ["bloom", "ribbon", "cuckoo", "cuckoo_plain"]
 SST_POLICIES = ["bloom", "ribbon", "cuckoo", "cuckoo_plain"]
 CHURN_MODES = ["plain", "bloom", "bloom_norebuild", "cuckoo", "cuckoo_unique"]
 CORE_CONFIGS = ["f12b4", "ss13b4"]
-DRAM_POLICIES = ["bloom", "cuckoo", "cuckoo_plain"]
+DRAM_POLICIES = ["bloom", "cuckoo", "cuckoo_plain", "cuckoo_blocked"]
 
 
 class Problems:

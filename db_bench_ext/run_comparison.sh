@@ -160,8 +160,8 @@ if has_phase filter; then
     --csv="$out/filter_bench_dram.csv" >"$out/filter_bench_dram.txt"
   progress "filter level: DRAM scale, policy_bench with $dram_keys keys at 10 bits/key"
   "$tools/policy_bench" --keys="$dram_keys" --queries="$dram_sst_queries" \
-    --bits_per_key=10 --policies=bloom,cuckoo,cuckoo_plain --repeats=1 \
-    --csv="$out/policy_dram.csv" >"$out/policy_dram.txt"
+    --bits_per_key=10 --policies=bloom,cuckoo,cuckoo_plain,cuckoo_blocked \
+    --repeats=1 --csv="$out/policy_dram.csv" >"$out/policy_dram.txt"
   progress "filter level: FPR vs bits/key ($curve_bits), $curve_keys keys"
   "$tools/policy_bench" --keys="$curve_keys" --queries="$curve_queries" \
     --bits_per_key="$curve_bits" --policies=bloom,ribbon,cuckoo,cuckoo_plain \

@@ -237,21 +237,6 @@ struct BlockedTable {
     return found;
   }
 
-  // True if the item is certainly absent: its primary block's overflow bit
-  // is clear and no low part of its two buckets equals its fingerprint's.
-  // False means "not decided": call Contains. Most negative lookups end
-  // here. Needs f >= 8 (low parts of at least 4 bits).
-  static bool QuickReject(const BlockedTableRef& t, uint64_t hash) {
-    static_assert(S::kLowBits >= 4, "f >= 8");
-    using Codec = BucketCodec<S>;
-    const BlockedSlot s = BlockedPlace<S>(hash, t.num_blocks, t.seed_mix);
-    const uint8_t* b = BlockAddress(t, s.block);
-    const uint64_t w1 = BlockedBucketWord<S>(b, s.i1) & Codec::kWordMask;
-    const uint64_t w2 = BlockedBucketWord<S>(b, s.i2) & Codec::kWordMask;
-    return !(Codec::SemiSortedLowMayMatch(w1, s.fp) |
-             Codec::SemiSortedLowMayMatch(w2, s.fp) | Overflowed(b, s));
-  }
-
   static bool Contains(const BlockedTableRef& t, uint64_t hash) {
     return Probe(t, BlockedPlace<S>(hash, t.num_blocks, t.seed_mix));
   }
