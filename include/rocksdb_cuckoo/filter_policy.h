@@ -153,8 +153,8 @@ ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyWithLayout(
 // 8 / 10 / 12 / 16 bits/key: 2.86% / 0.76% / 0.36% / 0.023%, i.e. 1.05x
 // to 2.0x NewCuckooFilterPolicy's (f is one bit narrower from 12 bits/key)
 // and below RocksDB Bloom's (2.33% / 0.97% / 0.41% / 0.087%) from 10
-// bits/key. Clamping as
-// NewCuckooFilterPolicy; never fails. The caller owns the result.
+// bits/key. Clamping as NewCuckooFilterPolicy; never fails. The caller owns
+// the result.
 const ROCKSDB_NAMESPACE::FilterPolicy* NewBlockedCuckooFilterPolicy(
     double bits_per_key);
 

@@ -230,8 +230,8 @@ void CheckLowPartTest(std::mt19937_64* rng) {
       }
     }
   }
-  // It is a useful test, too: it rules out most absent fingerprints
-  // (all but about 4 * 2^(4 - f) of them).
+  // It is a useful test, too: it rules out most absent fingerprints (all
+  // but about 4 * 2^(4 - f) of them; the bound allows twice that).
   EXPECT_GT(double(rejected) / absent, 1 - 8 * std::ldexp(1.0, 4 - F))
       << "f=" << F;
 }
