@@ -102,11 +102,8 @@ class TypedLookup {
     const uint64_t h = hash.value;
     const uint32_t fp = detail::Fingerprint(h, kFpBits);
     const uint32_t i1 = detail::PrimaryBucket(h, num_buckets_);
-    const uint32_t i2 = detail::AltBucketFromOffset(
-        i1,
-        alt_offsets_ != nullptr ? alt_offsets_[fp]
-                                : detail::AltOffset(fp, num_buckets_, seed_),
-        num_buckets_);
+    const uint32_t i2 =
+        detail::AltBucketWith(alt_offsets_, i1, fp, num_buckets_, seed_);
     // The victim slot holds an item only in a full filter, and fp (never 0)
     // equals its fingerprint (0 when empty) about once in 2^f lookups: a
     // branch that is predicted, two instructions instead of nine.

@@ -174,11 +174,8 @@ class CuckooTable {
  private:
   // AltBucket(bucket, fp, ...), from the precomputed offsets when there are.
   static uint32_t Alt(const MutableTableRef& t, uint32_t bucket, uint32_t fp) {
-    return detail::AltBucketFromOffset(
-        bucket,
-        t.alt_offsets != nullptr ? t.alt_offsets[fp]
-                                 : detail::AltOffset(fp, t.num_buckets, t.seed),
-        t.num_buckets);
+    return detail::AltBucketWith(t.alt_offsets, bucket, fp, t.num_buckets,
+                                 t.seed);
   }
 
   static bool TryAdd(uint8_t* table, uint32_t bucket, uint32_t fp) {

@@ -81,6 +81,18 @@ inline uint32_t AltBucket(uint32_t bucket, uint32_t fp, uint32_t num_buckets,
                              num_buckets);
 }
 
+// AltBucket, reading the offset from alt_offsets (AltOffset of every
+// fingerprint, as large filters precompute it) unless that is null.
+inline uint32_t AltBucketWith(const uint32_t* alt_offsets, uint32_t bucket,
+                              uint32_t fp, uint32_t num_buckets,
+                              uint32_t seed) {
+  return AltBucketFromOffset(bucket,
+                             alt_offsets != nullptr
+                                 ? alt_offsets[fp]
+                                 : AltOffset(fp, num_buckets, seed),
+                             num_buckets);
+}
+
 // Layout constants of a table whose bucket fits one 64-bit load (plain
 // buckets of at most 64 bits plus the shift to their first bit, e.g. b = 4
 // with f <= 16, and semi-sorted f >= 8). bucket_bits == 0 means "no inline
@@ -130,11 +142,7 @@ inline bool ProbeItem(const ProbeParams& p, const uint8_t* table,
                       uint64_t hash) {
   const uint32_t fp = Fingerprint(hash, p.fp_bits);
   const uint32_t i1 = PrimaryBucket(hash, num_buckets);
-  const uint32_t i2 = AltBucketFromOffset(
-      i1,
-      alt_offsets != nullptr ? alt_offsets[fp]
-                             : AltOffset(fp, num_buckets, seed),
-      num_buckets);
+  const uint32_t i2 = AltBucketWith(alt_offsets, i1, fp, num_buckets, seed);
   // fp (never 0) equals the victim's fingerprint (0 when the slot is empty)
   // about once in 2^f lookups of a full filter: a predicted branch.
   if (__builtin_expect(fp == victim_fp, 0)) {
