@@ -54,23 +54,17 @@ Built Build(const std::vector<uint64_t>& hashes, int f, uint32_t blocks,
   p.max_stash = max_stash;
   p.max_kicks = max_kicks;
   const HashSpan span{hashes.data(), hashes.size()};
+  // Room for the builder (blocks, the largest stash, 8 bytes of load
+  // slack) and for the trailer after the stash it wrote.
   std::vector<uint8_t> out(size_t{blocks} * kBlockBytes +
-                           4 * size_t{max_stash} + 8);
+                           4 * size_t{max_stash} + kTrailerSize);
   BlockedScratch scratch;
   Built b;
   b.result =
       BuildBlockedTable(&span, 1, hashes.size(), p, &scratch, out.data());
   if (!b.result.ok) return b;
-  const size_t table = size_t{blocks} * kBlockBytes + 4 * b.result.stash_size;
-  b.bytes.assign(reinterpret_cast<const char*>(out.data()), table);
-  b.bytes.resize(table + kTrailerSize);
-  Trailer t = Trailer::ForLayout(f, 4, true);
-  t.format_version = kFormatVersionBlocked;
-  t.num_buckets = blocks;
-  t.num_items = b.result.num_items;
-  t.seed = seed;
-  t.victim_fp = static_cast<uint32_t>(b.result.stash_size);
-  EncodeTrailer(t, &b.bytes[0], table);
+  const size_t size = EncodeBlockedTrailer(p, b.result, out.data());
+  b.bytes.assign(reinterpret_cast<const char*>(out.data()), size);
   return b;
 }
 
