@@ -17,7 +17,8 @@
 //      against the filter's estimate and the paper's 2b*load/2^f;
 //   2. construction: Mkeys/s inserting --num pre-generated hashes into an
 //      empty filter (median of --repeats fresh filters), with one
-//      InsertMany call (--bulk_insert, the default) or a loop of Insert;
+//      InsertUnordered call (--construction=unordered, the default), one
+//      InsertMany call (many) or a loop of Insert (loop);
 //   3. lookups: ns/op and Mops/s of single Contains calls (independent,
 //      so the CPU overlaps several), of the same loop through
 //      cuckoo::VisitLookup (typed), of dependent single calls (latency;
@@ -65,7 +66,8 @@
 //   metric      summary: load_factor, bits_per_item, table_bytes,
 //               fpr_measured, fpr_expected, fpr_paper, construct_mkeys_per_s
 //               (+ _min, _max), construct_failures, construct_bulk
-//               (1: InsertMany, 0: Insert loop), clock_is_wall,
+//               (2: InsertUnordered, 1: InsertMany, 0: Insert loop),
+//               clock_is_wall,
 //               wall_over_cpu, max_load, max_load_bits_per_item,
 //               max_load_fpr_measured, max_load_fpr_expected;
 //               lookup: ns_per_op (+ _min, _max), mops, speedup_vs_single,
@@ -119,9 +121,11 @@ DEFINE_uint64(occupancy_queries, 1000000,
               "Queries per lookup measurement in the fill sweep");
 DEFINE_int32(bands, 10, "Occupancy bands of the fill sweep");
 DEFINE_bool(sweep, true, "Run the fill sweep");
-DEFINE_bool(bulk_insert, true,
-            "Construction through CuckooFilter::InsertMany (prefetching; same "
-            "bytes as the loop); false: a loop of Insert calls");
+DEFINE_string(construction, "unordered",
+              "How the filter is filled: unordered (CuckooFilter::"
+              "InsertUnordered: grouped by bucket, the fastest), many "
+              "(InsertMany: prefetching, same bytes as the loop) or loop (a "
+              "loop of Insert calls)");
 DEFINE_string(csv, "", "Also write all results to this CSV file");
 DEFINE_string(clock, "cpu",
               "Clock of all timings: cpu (this thread's CPU time; robust on a "
@@ -130,6 +134,12 @@ DEFINE_string(clock, "cpu",
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+const char* ConstructionName() {
+  return FLAGS_construction == "unordered" ? "InsertUnordered"
+         : FLAGS_construction == "many"    ? "InsertMany"
+                                           : "Insert loop";
+}
 
 double ThreadCpuSeconds() {
   timespec ts;
@@ -547,7 +557,11 @@ Summary RunConfig(const BenchConfig& bc,
     }
     uint64_t first_failure = n;
     Stopwatch timer;
-    if (FLAGS_bulk_insert) {
+    if (FLAGS_construction == "unordered") {
+      // Which items are missing after a failure is unspecified: the lookups
+      // below then use a filter filled by InsertMany.
+      if (filter->InsertUnordered(inserted.data(), n) < n) first_failure = 0;
+    } else if (FLAGS_construction == "many") {
       // After the first failure (kInsertedFull, stored) every insert is kFull.
       const uint64_t stored_now = filter->InsertMany(inserted.data(), n);
       if (filter->full()) first_failure = stored_now - 1;
@@ -571,6 +585,12 @@ Summary RunConfig(const BenchConfig& bc,
         first_failure < n ? " (insert failed before all items fit)" : "");
   }
   summary.construct = Summarize(rates);
+  if (FLAGS_construction == "unordered" && summary.construct_failures > 0) {
+    std::string error;
+    filter = cuckoo::CuckooFilter::Create(config, n, &error);
+    const uint64_t stored_now = filter->InsertMany(inserted.data(), n);
+    stored = filter->full() ? stored_now : n;
+  }
   summary.stats = filter->stats();
   const cuckoo::FilterStats& st = summary.stats;
   summary.fpr_paper = 2.0 * config.bucket_size * st.load_factor /
@@ -723,7 +743,7 @@ Summary RunConfig(const BenchConfig& bc,
   std::printf(
       "construction: %.2f Mkeys/s (%s, median of %d; min %.2f, max %.2f)%s\n",
       summary.construct.median,
-      FLAGS_bulk_insert ? "InsertMany" : "Insert loop", FLAGS_repeats,
+      ConstructionName(), FLAGS_repeats,
       summary.construct.min, summary.construct.max,
       summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
   std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n", FLAGS_queries,
@@ -772,7 +792,10 @@ Summary RunConfig(const BenchConfig& bc,
   csv->Row("summary", "", "", "construct_failures",
            double(summary.construct_failures));
   csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
-  csv->Row("summary", "", "", "construct_bulk", FLAGS_bulk_insert ? 1 : 0);
+  csv->Row("summary", "", "", "construct_bulk",
+           FLAGS_construction == "unordered" ? 2
+           : FLAGS_construction == "many"    ? 1
+                                             : 0);
   csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
   if (!bands.empty()) {
     csv->Row("summary", "", "", "max_load", summary.max_load);
@@ -834,6 +857,11 @@ int main(int argc, char** argv) {
   }
   if (FLAGS_clock != "cpu" && FLAGS_clock != "wall") {
     std::fprintf(stderr, "--clock: cpu or wall\n");
+    return 1;
+  }
+  if (FLAGS_construction != "unordered" && FLAGS_construction != "many" &&
+      FLAGS_construction != "loop") {
+    std::fprintf(stderr, "--construction: unordered, many or loop\n");
     return 1;
   }
   if (FLAGS_num == 0 || FLAGS_queries == 0 || FLAGS_repeats < 1 ||

@@ -597,7 +597,7 @@ def section_dram(fb_rows, policy_dram, problems):
         f"filters hold {n_items} items: at the default size (--dram_num) "
         "their tables are several times the L3 cache, as the filters of a "
         "whole DB are together, so nearly every lookup misses the caches. "
-        "db_bench_ext/filter_bench, construction through InsertMany, "
+        "db_bench_ext/filter_bench, construction through InsertUnordered, "
         "lookups as ns/op (single = a loop of independent Contains calls; "
         "batched = ContainsBatch of 1024 keys).",
         "",

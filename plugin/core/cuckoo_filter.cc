@@ -255,6 +255,11 @@ uint64_t CuckooFilter::InsertMany(const KeyHash* hashes, size_t n) {
   return ops_->InsertMany(MutableRef(), hashes, n);
 }
 
+uint64_t CuckooFilter::InsertUnordered(const KeyHash* hashes, size_t n) {
+  return ops_->InsertUnordered(MutableRef(), hashes, n,
+                               ops_->UnorderedMinTableBytes());
+}
+
 bool CuckooFilter::Erase(KeyHash hash) {
   return ops_->Erase(MutableRef(), hash.value);
 }

@@ -31,6 +31,13 @@ class TableOpsImpl final : public TableOps {
                       size_t n) const override {
     return CuckooTable<S>::InsertMany(t, hashes, n);
   }
+  uint64_t InsertUnordered(const MutableTableRef& t, const KeyHash* hashes,
+                           size_t n, uint64_t min_table_bytes) const override {
+    return CuckooTable<S>::InsertUnordered(t, hashes, n, min_table_bytes);
+  }
+  uint64_t UnorderedMinTableBytes() const override {
+    return CuckooTable<S>::kUnorderedMinTableBytes;
+  }
   bool Erase(const MutableTableRef& t, uint64_t hash) const override {
     return CuckooTable<S>::Erase(t, hash);
   }

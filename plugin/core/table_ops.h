@@ -27,6 +27,12 @@ class TableOps {
                               uint64_t hash) const = 0;
   virtual uint64_t InsertMany(const MutableTableRef& t, const KeyHash* hashes,
                               size_t n) const = 0;
+  // CuckooTable::InsertUnordered; it groups by bucket on tables of
+  // min_table_bytes or more (see UnorderedMinTableBytes).
+  virtual uint64_t InsertUnordered(const MutableTableRef& t,
+                                   const KeyHash* hashes, size_t n,
+                                   uint64_t min_table_bytes) const = 0;
+  virtual uint64_t UnorderedMinTableBytes() const = 0;
   virtual bool Erase(const MutableTableRef& t, uint64_t hash) const = 0;
   // Non-empty slots of a table of num_buckets buckets (victim excluded).
   virtual uint64_t CountOccupied(const uint8_t* table,

@@ -1,11 +1,13 @@
 // Internal access to a CuckooFilterView's table and victim slot, for the
 // SST reader (which probes the table through its own per-layout code) and
-// white-box tests. Not part of the public API. Internal header.
+// white-box tests, and to a CuckooFilter's table operations, for white-box
+// tests. Not part of the public API. Internal header.
 #ifndef CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
 #define CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
 
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo_table.h"
+#include "table_ops.h"
 
 namespace cuckoo {
 namespace internal {
@@ -20,6 +22,17 @@ struct ViewAccess {
     t.victim_fp = view.victim_fp_;
     t.victim_bucket = view.victim_bucket_;
     return t;
+  }
+};
+
+struct FilterAccess {
+  // CuckooFilter::InsertUnordered, grouping by bucket from tables of
+  // min_table_bytes on (0: every table), so tests reach that path on small
+  // tables.
+  static uint64_t InsertUnordered(CuckooFilter* filter, const KeyHash* hashes,
+                                  size_t n, uint64_t min_table_bytes) {
+    return filter->ops_->InsertUnordered(filter->MutableRef(), hashes, n,
+                                         min_table_bytes);
   }
 };
 

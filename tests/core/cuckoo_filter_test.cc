@@ -281,6 +281,64 @@ TEST_P(ConfigTest, InsertManyMatchesInsertLoop) {
   EXPECT_TRUE(test::SameBytes(bulk->Serialize(), looped->Serialize()));
 }
 
+// InsertUnordered, its grouped path forced on this small table, stores every
+// item: each is found (Contains, ContainsBatch, a parsed copy), the count is
+// exact, the FPR is the filter's estimate, and erasing them all leaves an
+// empty table. Past the capacity it reports the shortfall and full(), and a
+// full filter takes nothing more.
+TEST_P(ConfigTest, InsertUnorderedStoresEveryItem) {
+  const KeyStream keys(13);
+  // Items a loop of Insert stores well below the load limit (a tenth fewer
+  // if the loop already fills up there: small f).
+  auto looped = NewFilter(kBuckets, 5);
+  std::unordered_set<KeyHash> reference;
+  std::vector<KeyHash> items =
+      FillUntil(looped.get(), keys,
+                kBuckets * b() * (b() == 1 ? 40 : 85) / 100, &reference);
+  if (looped->full()) {
+    items.resize(items.size() * 9 / 10);
+    reference = std::unordered_set<KeyHash>(items.begin(), items.end());
+  }
+  ASSERT_GT(items.size(), 0u);
+
+  auto filter = NewFilter(kBuckets, 5);
+  ASSERT_EQ(internal::FilterAccess::InsertUnordered(filter.get(), items.data(),
+                                                    items.size(), 0),
+            items.size());
+  EXPECT_EQ(filter->size(), items.size());
+  EXPECT_FALSE(filter->full());
+  ExpectAllFound(*filter, items, "after InsertUnordered");
+  const std::string bytes = filter->Serialize();
+  std::string error;
+  auto copy = CuckooFilter::Deserialize(bytes.data(), bytes.size(), &error);
+  ASSERT_NE(copy, nullptr) << error;
+  ExpectAllFound(*copy, items, "after a serialization round trip");
+  std::string why;
+  EXPECT_TRUE(test::WithinBinomialBound(
+      CountAbsentPositives(*filter, keys, kAbsentProbes, reference),
+      kAbsentProbes, filter->stats().expected_fpr, 0.15, 5, &why))
+      << why;
+  for (KeyHash key : items) ASSERT_TRUE(filter->Erase(key));
+  EXPECT_TRUE(
+      test::SameBytes(filter->Serialize(), NewFilter(kBuckets, 5)->Serialize()))
+      << "erasing every item must leave an all-empty table";
+
+  // More items than slots.
+  const uint64_t capacity = kSmallBuckets * b();
+  std::vector<KeyHash> too_many;
+  for (uint64_t i = 0; i < capacity + 64; ++i) too_many.push_back(keys.Key(i));
+  auto small = NewFilter(kSmallBuckets);
+  const uint64_t stored = internal::FilterAccess::InsertUnordered(
+      small.get(), too_many.data(), too_many.size(), 0);
+  EXPECT_LT(stored, too_many.size());
+  EXPECT_TRUE(small->full());
+  EXPECT_EQ(small->size(), stored);
+  EXPECT_EQ(internal::FilterAccess::InsertUnordered(small.get(),
+                                                    too_many.data(), 8, 0),
+            0u);
+  EXPECT_EQ(small->size(), stored);
+}
+
 // Insert N, erase half: the other half is still found, the erased half and
 // fresh absent items are positive at the FPR of the remaining load, and
 // erasing the rest leaves the exact bytes of an empty filter.
@@ -770,6 +828,33 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<FilterConfig>& info) {
       return test::ConfigName(info.param);
     });
+
+// The public InsertUnordered: on a small table it is InsertMany (the same
+// bytes); on a table past its threshold (2 MiB for a semi-sorted one) it
+// groups by bucket, which gives other bytes, and stores every item.
+TEST(InsertUnordered, SmallTablesTakeInsertManyLargeOnesGroup) {
+  const FilterConfig config = test::MakeConfig(13, 4, /*semi_sort=*/true);
+  const KeyStream keys(14);
+  for (const uint64_t n : {uint64_t{20000}, uint64_t{1400000}}) {
+    std::vector<KeyHash> items;
+    for (uint64_t i = 0; i < n; ++i) items.push_back(keys.Key(i));
+    auto grouped = CuckooFilter::Create(config, n);
+    auto ordered = CuckooFilter::Create(config, n);
+    ASSERT_NE(grouped, nullptr);
+    ASSERT_NE(ordered, nullptr);
+    const bool large = grouped->stats().table_bytes >= (uint64_t{2} << 20);
+    EXPECT_EQ(large, n > 20000) << grouped->stats().table_bytes;
+    ASSERT_EQ(grouped->InsertUnordered(items.data(), n), n);
+    ASSERT_EQ(ordered->InsertMany(items.data(), n), n);
+    EXPECT_EQ(grouped->size(), n);
+    EXPECT_EQ(test::SameBytes(grouped->Serialize(), ordered->Serialize()),
+              !large)
+        << n << " items";
+    uint64_t missing = 0;
+    for (KeyHash key : items) missing += grouped->Contains(key) ? 0 : 1;
+    EXPECT_EQ(missing, 0u) << n << " items";
+  }
+}
 
 // An invalid (default) view gets a GenericLookup that answers false.
 TEST(TypedLookup, InvalidViewIsGenericAndEmpty) {
