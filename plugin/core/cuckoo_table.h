@@ -16,8 +16,8 @@
 #ifndef CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
 #define CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
