@@ -147,11 +147,11 @@ ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyWithLayout(
 // that fits 512 / bits_per_key keys per block at a load of at most 0.93; a
 // key that does not fit in its block overflows to a second block (one
 // overflow bit per class of keys tells a lookup to read it; at 8 / 10 / 12
-// / 16 bits/key 3.6% / 6.0% / 4.5% / 5.2% of negative lookups read a second
+// / 16 bits/key 3.1% / 5.2% / 3.9% / 4.5% of negative lookups read a second
 // line) or, rarely, to a small sorted stash after the blocks. False
 // positive rates measured with 10^6 keys (db_bench_ext/policy_bench) at
-// 8 / 10 / 12 / 16 bits/key: 2.86% / 0.76% / 0.36% / 0.023%, i.e. 1.05x
-// to 2.0x NewCuckooFilterPolicy's (f is one bit narrower from 12 bits/key)
+// 8 / 10 / 12 / 16 bits/key: 2.84% / 0.76% / 0.36% / 0.022%, i.e. 1.04x
+// to 1.9x NewCuckooFilterPolicy's (f is one bit narrower from 12 bits/key)
 // and below RocksDB Bloom's (2.33% / 0.97% / 0.41% / 0.087%) from 10
 // bits/key. Clamping as NewCuckooFilterPolicy; never fails. The caller owns
 // the result.

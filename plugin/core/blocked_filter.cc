@@ -46,11 +46,13 @@ class BlockedBuilder {
         const uint32_t homeless = Insert(b, k, Place(k));
         if (homeless != 0) {
           uint32_t idx = homeless - 1;
-          // Overflow an item of a class already set in b if one can make
-          // room: each bit set sends 1/8 of b's lookups to a second block.
+          // Overflow an item of a class already set in b (before any is,
+          // of b's most frequent class) if one can make room: each bit set
+          // sends 1/8 of b's lookups to a second block.
           const BlockedSlot hs = Place(idx);
-          if ((sc_.overflow[b] & hs.overflow_bit) == 0) {
-            const uint32_t evicted = EvictSetClass(b, idx, hs);
+          const uint32_t classes = EvictableClasses(b);
+          if ((classes & hs.overflow_bit) == 0) {
+            const uint32_t evicted = EvictOfClasses(b, idx, hs, classes);
             if (evicted != 0) idx = evicted - 1;
           }
           sc_.overflow[b] |= static_cast<uint8_t>(Place(idx).overflow_bit);
@@ -159,8 +161,9 @@ class BlockedBuilder {
   // Places overflowed item idx in its secondary block b2: in a free slot
   // or by relocations inside b2 (kept only if they succeed, so that the
   // items of b2 stay), else in place of a primary item of b2 whose overflow
-  // class is already set there (EvictSetClass), else in place of a random
-  // primary item of b2 in its two buckets, setting that item's class.
+  // class is already set there, or before any is, of its most frequent
+  // class (EvictOfClasses), else in place of a random primary item of b2 in
+  // its two buckets, setting that item's class.
   // Returns 0, or 1 + the index of the item displaced (now overflowed from
   // b2), or 1 + idx when there is none to displace.
   uint32_t PlaceSecondary(uint32_t idx) {
@@ -173,8 +176,12 @@ class BlockedBuilder {
     if (Insert(b2, idx, s) == 0) return 0;
     std::memcpy(Items(b2), saved_items, sizeof(saved_items));
     std::memcpy(Fps(b2), saved_fps, sizeof(saved_fps));
-    const uint32_t evicted = EvictSetClass(b2, idx, s);
-    if (evicted != 0) return evicted;
+    const uint32_t evicted =
+        EvictOfClasses(b2, idx, s, EvictableClasses(b2));
+    if (evicted != 0) {
+      sc_.overflow[b2] |= static_cast<uint8_t>(Place(evicted - 1).overflow_bit);
+      return evicted;
+    }
     uint32_t any[8];
     int num_any = 0;
     const uint32_t* items = Items(b2);
@@ -199,23 +206,40 @@ class BlockedBuilder {
     return y >= sc_.starts[b] && y < sc_.starts[b + 1];
   }
 
-  bool IsPrimaryOfSetClassAt(uint32_t b, uint32_t slot) {
+  bool IsPrimaryOfClassesAt(uint32_t b, uint32_t slot, uint32_t classes) {
     return IsPrimaryAt(b, slot) &&
-           (sc_.overflow[b] & Place(Items(b)[slot] - 1).overflow_bit) != 0;
+           (classes & Place(Items(b)[slot] - 1).overflow_bit) != 0;
+  }
+
+  // The overflow classes whose items block b should overflow first: those
+  // already set there (overflowing one sets no new bit); before any is set,
+  // the class with the most primary items in b (the likeliest to have an
+  // evictable item then and at b's later overflows).
+  uint32_t EvictableClasses(uint32_t b) {
+    if (sc_.overflow[b] != 0) return sc_.overflow[b];
+    uint32_t count[kOverflowClasses] = {};
+    for (uint32_t k = sc_.starts[b]; k < sc_.starts[b + 1]; ++k) {
+      ++count[__builtin_ctz(Place(k).overflow_bit)];
+    }
+    int best = 0;
+    for (int c = 1; c < kOverflowClasses; ++c) {
+      if (count[c] > count[best]) best = c;
+    }
+    return uint32_t{1} << best;
   }
 
   // Makes room for item idx (slot s, both of its buckets full in block b)
-  // by evicting a primary item of b whose overflow class is already set in
-  // b: one in bucket s.i1 or s.i2, else one in the other bucket of an entry
-  // of those buckets, which moves there. Overflowing it sets no new bit.
-  // Returns 1 + the index of the evicted item, or 0 if there is none.
-  uint32_t EvictSetClass(uint32_t b, uint32_t idx, const BlockedSlot& s) {
-    if (sc_.overflow[b] == 0) return 0;
+  // by evicting a primary item of b whose overflow class is in `classes`
+  // (see EvictableClasses): one in bucket s.i1 or s.i2, else one in the
+  // other bucket of an entry of those buckets, which moves there. Returns
+  // 1 + the index of the evicted item, or 0 if there is none.
+  uint32_t EvictOfClasses(uint32_t b, uint32_t idx, const BlockedSlot& s,
+                          uint32_t classes) {
     uint32_t* items = Items(b);
     for (uint32_t j : {s.i1, s.i2}) {
       for (uint32_t k = 0; k < 4; ++k) {
         const uint32_t slot = 4 * j + k;
-        if (!IsPrimaryOfSetClassAt(b, slot)) continue;
+        if (!IsPrimaryOfClassesAt(b, slot, classes)) continue;
         const uint32_t y = items[slot] - 1;
         Set(b, slot, idx, s.fp);
         return y + 1;
@@ -230,7 +254,7 @@ class BlockedBuilder {
         const uint32_t other = zs.i1 == j ? zs.i2 : zs.i1;
         for (uint32_t k2 = 0; k2 < 4; ++k2) {
           const uint32_t slot2 = 4 * other + k2;
-          if (!IsPrimaryOfSetClassAt(b, slot2)) continue;
+          if (!IsPrimaryOfClassesAt(b, slot2, classes)) continue;
           const uint32_t y = items[slot2] - 1;
           Set(b, slot2, z, zs.fp);
           Set(b, slot, idx, s.fp);

@@ -244,18 +244,21 @@ TEST(BlockedLookupTest, LowPartTestNeverRulesOutAStoredFingerprint) {
 }
 
 // The builder overflows items of a class whose bit is already set in the
-// block when it can, so few bits are set: every set bit sends 1/8 of the
-// block's lookups to a second block. At 10 bits/key (f = 10, load 0.914)
-// the bits set were 13.1% of all before that choice and are about 6% with
-// it; a Poisson bound (one bit per block whose primaries exceed its 56
-// slots) is 2.8%.
+// block when it can, and before any is set, of the block's most frequent
+// class, so few bits are set: every set bit sends 1/8 of the block's
+// lookups to a second block. At 10 bits/key (f = 10, load 0.914) the bits
+// set were 13.1% of all with neither choice, 6.2% (5.8% with the smaller
+// key set of sanitizer builds) with the first, and 5.2% (5.0%) with both;
+// a Poisson bound (one bit per block whose primaries exceed its 56 slots)
+// is 2.8%.
 TEST(BlockedOverflowTest, FewOverflowBitsAtTheDefaultLoad) {
   const std::vector<uint64_t> keys = Hashes(test::Size(400000, 100000), 47);
   const Built b = Build(keys, 10, BlocksFor(keys.size(), 10, 0.914));
   ASSERT_TRUE(b.result.ok);
   const BlockedView view = Parse(b.bytes);
   const double bits = BlockedOverflowBitFraction(view);
-  EXPECT_LT(bits, 0.08);
+  std::printf("[ blocked ] overflow bits set: %.4f of all\n", bits);
+  EXPECT_LT(bits, 0.056);
   EXPECT_GT(bits, 0.02);
   EXPECT_EQ(b.result.overflow_bits,
             static_cast<uint64_t>(bits * 8 * view.ref.num_blocks + 0.5));
