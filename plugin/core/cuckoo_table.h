@@ -227,13 +227,9 @@ class CuckooTable {
             1);
       }
       if (k + d < walks) {
-        const uint32_t bucket = static_cast<uint32_t>(rest[k + d] >> 32);
-        uint32_t entries[S::kSlots];
-        Codec::Read(t.table, bucket, entries);
-        for (int j = 0; j < S::kSlots; ++j) {
-          __builtin_prefetch(
-              Codec::BucketAddress(t.table, Alt(t, bucket, entries[j])), 1);
-        }
+        uint32_t entries[S::kSlots], alts[S::kSlots];
+        ReadWithAlternates(t, static_cast<uint32_t>(rest[k + d] >> 32),
+                           entries, alts);
       }
       ++*t.num_items;
       const InsertResult r = Walk(t, static_cast<uint32_t>(rest[k]),
@@ -359,17 +355,26 @@ class CuckooTable {
     return Walk(t, fp, walk_from_alt ? alt : i);
   }
 
+  // Reads a bucket's entries and their alternate buckets, and prefetches
+  // those: the first half of an eviction step (Walk), also issued ahead of
+  // the walks of InsertUnordered.
+  static void ReadWithAlternates(const MutableTableRef& t, uint32_t bucket,
+                                 uint32_t (&entries)[S::kSlots],
+                                 uint32_t (&alts)[S::kSlots]) {
+    Codec::Read(t.table, bucket, entries);
+    for (int j = 0; j < S::kSlots; ++j) {
+      alts[j] = Alt(t, bucket, entries[j]);
+      __builtin_prefetch(Codec::BucketAddress(t.table, alts[j]));
+    }
+  }
+
   // The eviction walk of Place, from `bucket` (full, one of fp's two).
   static InsertResult Walk(const MutableTableRef& t, uint32_t fp,
                            uint32_t bucket) {
     for (int kick = 0; kick < t.max_kicks; ++kick) {
       uint32_t entries[S::kSlots];
       uint32_t alts[S::kSlots];
-      Codec::Read(t.table, bucket, entries);
-      for (int j = 0; j < S::kSlots; ++j) {
-        alts[j] = Alt(t, bucket, entries[j]);
-        __builtin_prefetch(Codec::BucketAddress(t.table, alts[j]));
-      }
+      ReadWithAlternates(t, bucket, entries, alts);
       const uint32_t random = static_cast<uint32_t>(SplitMix64(t.rng_state));
       for (int k = 0; k < S::kSlots; ++k) {
         const uint32_t j = (random + k) & (S::kSlots - 1);
