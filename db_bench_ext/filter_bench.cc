@@ -135,10 +135,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* ConstructionName() {
-  return FLAGS_construction == "unordered" ? "InsertUnordered"
-         : FLAGS_construction == "many"    ? "InsertMany"
-                                           : "Insert loop";
+// The --construction values: flag, name in the output, CSV construct_bulk.
+struct Construction {
+  const char* flag;
+  const char* name;
+  int csv_code;
+};
+constexpr Construction kConstructions[] = {
+    {"unordered", "InsertUnordered", 2},
+    {"many", "InsertMany", 1},
+    {"loop", "Insert loop", 0},
+};
+
+// The entry of --construction, or null if the flag names none.
+const Construction* FindConstruction() {
+  for (const Construction& c : kConstructions) {
+    if (FLAGS_construction == c.flag) return &c;
+  }
+  return nullptr;
 }
 
 double ThreadCpuSeconds() {
@@ -743,7 +757,7 @@ Summary RunConfig(const BenchConfig& bc,
   std::printf(
       "construction: %.2f Mkeys/s (%s, median of %d; min %.2f, max %.2f)%s\n",
       summary.construct.median,
-      ConstructionName(), FLAGS_repeats,
+      FindConstruction()->name, FLAGS_repeats,
       summary.construct.min, summary.construct.max,
       summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
   std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n", FLAGS_queries,
@@ -793,9 +807,7 @@ Summary RunConfig(const BenchConfig& bc,
            double(summary.construct_failures));
   csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
   csv->Row("summary", "", "", "construct_bulk",
-           FLAGS_construction == "unordered" ? 2
-           : FLAGS_construction == "many"    ? 1
-                                             : 0);
+           FindConstruction()->csv_code);
   csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
   if (!bands.empty()) {
     csv->Row("summary", "", "", "max_load", summary.max_load);
@@ -859,8 +871,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--clock: cpu or wall\n");
     return 1;
   }
-  if (FLAGS_construction != "unordered" && FLAGS_construction != "many" &&
-      FLAGS_construction != "loop") {
+  if (FindConstruction() == nullptr) {
     std::fprintf(stderr, "--construction: unordered, many or loop\n");
     return 1;
   }
