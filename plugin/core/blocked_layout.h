@@ -151,16 +151,20 @@ inline bool BlockedBucketHas(const uint8_t* block, uint32_t j, uint32_t fp) {
       BlockedBucketWord<S>(block, j) & Codec::kWordMask, fp);
 }
 
-// True if bucket i1 or i2 of a block holds the item's fingerprint. For
-// f >= 8 the low parts of both buckets are compared first, which settles
-// most negative lookups without decoding a rank (a branch that is taken for
-// about 8 * 2^(4 - f) of them and for every positive one).
-template <typename S>
+// True if bucket i1 or i2 of a block holds the item's fingerprint. When the
+// low parts have at least kPretestMinLowBits bits (and at least 4), they
+// are compared first, which settles most negative lookups without decoding
+// a rank: a branch taken for about 8 * 2^-kLowBits of the negatives and for
+// every positive. Single lookups, which wait on the block's cache miss, gain
+// from the shorter path at every width (the default, 4). Batched lookups,
+// whose blocks are in cache by then, pay for the branch's mispredictions
+// where it is often taken (see kBatchedPretestMinLowBits).
+template <typename S, int kPretestMinLowBits = 4>
 inline bool BlockedPairHas(const uint8_t* block, const BlockedSlot& s) {
   using Codec = BucketCodec<S>;
   const uint64_t w1 = BlockedBucketWord<S>(block, s.i1) & Codec::kWordMask;
   const uint64_t w2 = BlockedBucketWord<S>(block, s.i2) & Codec::kWordMask;
-  if constexpr (S::kLowBits >= 4) {
+  if constexpr (S::kLowBits >= 4 && S::kLowBits >= kPretestMinLowBits) {
     if (__builtin_expect(!(Codec::SemiSortedLowMayMatch(w1, s.fp) |
                            Codec::SemiSortedLowMayMatch(w2, s.fp)),
                          1)) {

@@ -211,6 +211,14 @@ class BlockedBitsReader final : public FilterBitsReader {
   // bits: 32 ns per key when the second pass read every overflow bit and
   // prefetched every second block, against 50 ns for a software pipeline
   // 8 keys deep, which waited on primaries not yet loaded.
+  //
+  // The second pass tests the low parts first only from 6 low bits (f >= 10),
+  // where <= 1/8 of negatives pass that test: with policy_bench as above,
+  // 4 alternations, batched negatives / Bloom's at 8 bits/key (f = 8, half
+  // of negatives pass the test) 1.24 / 1.17 / 1.26 / 1.35 with the test,
+  // 1.04 / 1.07 / 1.06 / 1.12 without; level at 10 and 12 bits/key.
+  static constexpr int kBatchedPretestMinLowBits = 6;
+
   __attribute__((flatten)) void MayMatch(int num_keys, Slice** keys,
                                          bool* may_match) override {
     constexpr int kChunk = 32;
@@ -233,7 +241,8 @@ class BlockedBitsReader final : public FilterBitsReader {
       for (int k = 0; k < n; ++k) {
         const uint8_t* block = Table::BlockAddress(ref, slots[k].block);
         may_match[start + k] =
-            cuckoo::internal::BlockedPairHas<S>(block, slots[k]);
+            cuckoo::internal::BlockedPairHas<S, kBatchedPretestMinLowBits>(
+                block, slots[k]);
         if (__builtin_expect(Table::Overflowed(block, slots[k]), 0)) {
           const uint8_t* second = Table::SecondaryBlock(ref, slots[k]);
           __builtin_prefetch(second);
