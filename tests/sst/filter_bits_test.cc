@@ -841,7 +841,9 @@ TEST(BlockedFilterTest, NoWalksStillNoFalseNegatives) {
 // Batched and single lookups agree on every key, for batches of any size
 // (the reader splits them into chunks of 32 and probes the overflowed keys'
 // secondary blocks and the stash after each chunk), on blocks built with
-// a stash: 3 blocks for 400 keys, through the core builder.
+// a stash: 3 blocks for 400 keys, through the core builder. Fingerprint
+// widths on both sides of the batched path's low-part test (f >= 10) and
+// of the narrow semi-sorted codec (f < 8).
 TEST(BlockedFilterTest, BatchedEqualsSingleWithSecondaryBlocksAndStash) {
   std::vector<std::string> keys, probes;
   std::vector<uint64_t> hashes;
@@ -851,34 +853,38 @@ TEST(BlockedFilterTest, BatchedEqualsSingleWithSecondaryBlocksAndStash) {
                                              keys.back().size()));
   }
   for (uint64_t i = 0; i < 20000; ++i) probes.push_back(Key(i, "absent"));
-  cuckoo::internal::BlockedBuildParams params;
-  params.fingerprint_bits = 10;
-  params.num_blocks = 3;
-  params.max_stash = 400;
-  const internal::HashSpan span{hashes.data(), hashes.size()};
-  std::vector<uint8_t> out(3 * 64 + 4 * 400 + 8 + 32, 0);
-  cuckoo::internal::BlockedScratch scratch;
-  const cuckoo::internal::BlockedBuildResult r = BuildBlockedTable(
-      &span, 1, hashes.size(), params, &scratch, out.data());
-  ASSERT_TRUE(r.ok);
-  ASSERT_GT(r.stash_size, 0u);
-  const size_t size = EncodeBlockedTrailer(params, r, out.data());
-  const Slice contents(reinterpret_cast<const char*>(out.data()), size);
   auto policy = MakePolicy("cuckoofilter:10:blocked");
-  std::unique_ptr<FilterBitsReader> reader(
-      policy->GetFilterBitsReader(contents));
-  for (const std::string& k : keys) ASSERT_TRUE(reader->MayMatch(k)) << k;
-  std::vector<bool> single;
-  size_t positives = 0;
-  for (const std::string& k : probes) {
-    single.push_back(reader->MayMatch(k));
-    positives += single.back();
-  }
-  EXPECT_LT(positives, probes.size());  // not an always-true reader
-  for (int batch : {1, 2, 31, 32, 33, 64, 65, 200}) {
-    for (bool b : BatchMayMatch(reader.get(), keys, batch))
-      ASSERT_TRUE(b) << batch;
-    EXPECT_EQ(BatchMayMatch(reader.get(), probes, batch), single) << batch;
+  for (int f : {6, 8, 9, 10, 12}) {
+    SCOPED_TRACE("f=" + std::to_string(f));
+    cuckoo::internal::BlockedBuildParams params;
+    params.fingerprint_bits = f;
+    params.num_blocks = 3;
+    params.max_stash = 400;
+    const internal::HashSpan span{hashes.data(), hashes.size()};
+    std::vector<uint8_t> out(3 * 64 + 4 * 400 + 8 + 32, 0);
+    cuckoo::internal::BlockedScratch scratch;
+    const cuckoo::internal::BlockedBuildResult r = BuildBlockedTable(
+        &span, 1, hashes.size(), params, &scratch, out.data());
+    ASSERT_TRUE(r.ok);
+    ASSERT_GT(r.stash_size, 0u);
+    ASSERT_GT(r.overflowed, r.stash_size);  // some in secondary blocks
+    const size_t size = EncodeBlockedTrailer(params, r, out.data());
+    const Slice contents(reinterpret_cast<const char*>(out.data()), size);
+    std::unique_ptr<FilterBitsReader> reader(
+        policy->GetFilterBitsReader(contents));
+    for (const std::string& k : keys) ASSERT_TRUE(reader->MayMatch(k)) << k;
+    std::vector<bool> single;
+    size_t positives = 0;
+    for (const std::string& k : probes) {
+      single.push_back(reader->MayMatch(k));
+      positives += single.back();
+    }
+    EXPECT_LT(positives, probes.size());  // not an always-true reader
+    for (int batch : {1, 2, 31, 32, 33, 64, 65, 200}) {
+      for (bool b : BatchMayMatch(reader.get(), keys, batch))
+        ASSERT_TRUE(b) << batch;
+      EXPECT_EQ(BatchMayMatch(reader.get(), probes, batch), single) << batch;
+    }
   }
 }
 
