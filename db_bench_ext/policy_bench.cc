@@ -7,6 +7,15 @@
 // measures:
 //   - build time per key (AddKey for every key + Finish, hashing included);
 //   - single-key MayMatch time for present keys and absent keys;
+//   - on x86-64, serialized single-key MayMatch time for absent keys
+//     (s.neg): an LFENCE after each call keeps the next lookup from starting
+//     before this one has completed, so the time is one lookup's latency.
+//     A point Get probes a filter between thousands of other instructions,
+//     so its probes do not overlap either, whereas the independent single
+//     queries overlap as many lookups as the core's out-of-order window
+//     holds, which rewards short instruction sequences. (A chain through
+//     the returned bool would not serialize: the answer comes from
+//     predicted branches.);
 //   - batched MayMatch (the MultiGet path, batches of --batch keys) for
 //     present and absent keys;
 //   - the false positive rate over --queries absent keys.
@@ -61,8 +70,14 @@
 //   batch_pos_vs_bloom  batch_pos_ns / Bloom's
 //   filters             filters per policy (1, or --filters)
 //   lines_neg           64-byte blocks read per negative lookup (see above)
+//   serial_neg_ns       serialized single MayMatch, absent keys, ns per key
+//                       (x86-64; empty elsewhere)
+//   serial_neg_vs_bloom serial_neg_ns / Bloom's
 // (ratio columns are empty when bloom is not among the policies).
 #include <gflags/gflags.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -177,6 +192,7 @@ struct Row {
   double fpr_percent = 0;
   double build_ns = 0, pos_ns = 0, neg_ns = 0, batch_pos_ns = 0,
          batch_neg_ns = 0;
+  double serial_neg_ns = 0;  // 0: not measured
   uint64_t filters = 1;
   double lines_neg = 0;
 };
@@ -251,7 +267,8 @@ struct Subject {
   std::unique_ptr<FilterBitsReader> reader;
   Row row;
   // Seconds of each repeat.
-  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s;
+  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s,
+      serial_neg_s;
   size_t false_pos = 0;
 };
 
@@ -303,6 +320,26 @@ double Build(Subject* s, const KeySet& present) {
 size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
   size_t matched = 0;
   for (const Slice& k : set.keys) matched += reader->MayMatch(k);
+  return matched;
+}
+
+// After a lookup in the serialized loops: LFENCE waits until every earlier
+// instruction, the lookup's loads included, has completed, and starts no
+// later one before.
+#if defined(__x86_64__)
+constexpr bool kCanSerialize = true;
+inline void SerializeLookup() { _mm_lfence(); }
+#else
+constexpr bool kCanSerialize = false;
+inline void SerializeLookup() {}
+#endif
+
+size_t SerializedLookups(FilterBitsReader* reader, const KeySet& set) {
+  size_t matched = 0;
+  for (const Slice& k : set.keys) {
+    matched += reader->MayMatch(k);
+    SerializeLookup();
+  }
   return matched;
 }
 
@@ -359,6 +396,12 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
           [&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
     }
     for (Subject& s : subjects) {
+      if (kCanSerialize) {
+        s.serial_neg_s.push_back(Time(
+            [&] { SerializedLookups(s.reader.get(), neg_queries); }));
+      }
+    }
+    for (Subject& s : subjects) {
       size_t hits = 0;
       s.batch_pos_s.push_back(Time(
           [&] { hits = BatchedLookups(s.reader.get(), pos_queries, batch); }));
@@ -395,6 +438,7 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
     row.neg_ns = Pick(s.neg_s) * 1e9 / nq;
     row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
     row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / nq;
+    row.serial_neg_ns = Pick(s.serial_neg_s) * 1e9 / nq;
     row.lines_neg = LinesPerNegative(s.kind, s.contents);
     rows->push_back(row);
   }
@@ -444,7 +488,8 @@ struct DramSubject {
   std::vector<std::unique_ptr<const char[]>> blocks;
   std::vector<Slice> contents;
   std::vector<std::unique_ptr<FilterBitsReader>> readers;
-  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s;
+  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s,
+      serial_neg_s;
   size_t false_pos = 0;
 };
 
@@ -490,6 +535,18 @@ size_t DramSingle(const DramSubject& s, const QuerySet& q) {
       reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
   for (size_t i = 0; i < q.keys.size(); ++i) {
     matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
+  }
+  return matched;
+}
+
+// Single queries one at a time (see SerializeLookup).
+size_t DramSerialized(const DramSubject& s, const QuerySet& q) {
+  size_t matched = 0;
+  FilterBitsReader* const* readers =
+      reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
+  for (size_t i = 0; i < q.keys.size(); ++i) {
+    matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
+    SerializeLookup();
   }
   return matched;
 }
@@ -546,6 +603,11 @@ bool RunBitsDram(const std::vector<std::string>& kinds, double bits,
     for (DramSubject& s : subjects)
       s.neg_s.push_back(Time([&] { s.false_pos = DramSingle(s, neg); }));
     for (DramSubject& s : subjects) {
+      if (kCanSerialize) {
+        s.serial_neg_s.push_back(Time([&] { DramSerialized(s, neg); }));
+      }
+    }
+    for (DramSubject& s : subjects) {
       size_t hits = 0;
       s.batch_pos_s.push_back(Time([&] { hits = DramBatched(s, bpos); }));
       if (hits != q) {
@@ -578,6 +640,7 @@ bool RunBitsDram(const std::vector<std::string>& kinds, double bits,
     row.neg_ns = Pick(s.neg_s) * 1e9 / q;
     row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
     row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / q;
+    row.serial_neg_ns = Pick(s.serial_neg_s) * 1e9 / q;
     rows->push_back(row);
     // Free this policy's filters before the next bits/key value.
     s.readers.clear();
@@ -590,6 +653,12 @@ std::string Ratio(double a, double b) {
   if (!(b > 0)) return "";
   char buf[32];
   snprintf(buf, sizeof(buf), "%.3f", a / b);
+  return buf;
+}
+
+std::string Fixed2(double v) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f", v);
   return buf;
 }
 
@@ -643,10 +712,10 @@ int main(int argc, char** argv) {
       FLAGS_median ? "median" : "best", FLAGS_repeats, FLAGS_clock.c_str());
   printf(
       "%-14s %5s %-24s %11s %7s %8s %8s %7s %7s %8s %8s %6s | %6s %6s %6s "
-      "%6s %6s %6s\n",
+      "%6s %6s %6s%s\n",
       "policy", "bits", "name", "bytes", "bits/k", "fpr%", "build", "pos",
       "neg", "b.pos", "b.neg", "lines", "fpr/B", "bld/B", "pos/B", "neg/B",
-      "bpos/B", "bneg/B");
+      "bpos/B", "bneg/B", kCanSerialize ? " |  s.neg sneg/B" : "");
 
   std::vector<Row> rows;
   for (double bits : bits_list) {
@@ -663,7 +732,7 @@ int main(int argc, char** argv) {
       const Row& r = rows[i];
       printf(
           "%-14s %5.1f %-24s %11llu %7.3f %8.4f %8.1f %7.1f %7.1f %8.1f %8.1f "
-          "%6.3f | %6s %6s %6s %6s %6s %6s\n",
+          "%6.3f | %6s %6s %6s %6s %6s %6s",
           r.policy.c_str(), r.bits_arg, r.name.c_str(),
           static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
           r.fpr_percent, r.build_ns, r.pos_ns, r.neg_ns, r.batch_pos_ns,
@@ -674,6 +743,12 @@ int main(int argc, char** argv) {
           bloom ? Ratio(r.neg_ns, bloom->neg_ns).c_str() : "",
           bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "",
           bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
+      if (kCanSerialize) {
+        printf(" | %6.1f %6s", r.serial_neg_ns,
+               bloom ? Ratio(r.serial_neg_ns, bloom->serial_neg_ns).c_str()
+                     : "");
+      }
+      printf("\n");
     }
     fflush(stdout);
   }
@@ -689,7 +764,8 @@ int main(int argc, char** argv) {
             "percent,"
             "build_ns,pos_ns,neg_ns,batch_pos_ns,batch_neg_ns,fpr_vs_bloom,"
             "build_vs_bloom,neg_vs_bloom,batch_neg_vs_bloom,pos_vs_bloom,"
-            "batch_pos_vs_bloom,filters,lines_neg\n");
+            "batch_pos_vs_bloom,filters,lines_neg,serial_neg_ns,"
+            "serial_neg_vs_bloom\n");
     for (const Row& r : rows) {
       const Row* bloom = nullptr;
       for (const Row& b : rows) {
@@ -697,7 +773,7 @@ int main(int argc, char** argv) {
       }
       fprintf(f,
               "%s,%g,%s,%llu,%llu,%.4f,%.5f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%s,%"
-              "s,%s,%s,%llu,%.4f\n",
+              "s,%s,%s,%llu,%.4f,%s,%s\n",
               r.policy.c_str(), r.bits_arg, r.name.c_str(),
               static_cast<unsigned long long>(r.keys),
               static_cast<unsigned long long>(r.filter_bytes), r.bits_per_key,
@@ -709,7 +785,11 @@ int main(int argc, char** argv) {
               bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "",
               bloom ? Ratio(r.pos_ns, bloom->pos_ns).c_str() : "",
               bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "",
-              static_cast<unsigned long long>(r.filters), r.lines_neg);
+              static_cast<unsigned long long>(r.filters), r.lines_neg,
+              r.serial_neg_ns > 0 ? Fixed2(r.serial_neg_ns).c_str() : "",
+              bloom && r.serial_neg_ns > 0
+                  ? Ratio(r.serial_neg_ns, bloom->serial_neg_ns).c_str()
+                  : "");
     }
     fclose(f);
   }
