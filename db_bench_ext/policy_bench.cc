@@ -317,12 +317,6 @@ double Build(Subject* s, const KeySet& present) {
   return seconds;
 }
 
-size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
-  size_t matched = 0;
-  for (const Slice& k : set.keys) matched += reader->MayMatch(k);
-  return matched;
-}
-
 // After a lookup in the serialized loops: LFENCE waits until every earlier
 // instruction, the lookup's loads included, has completed, and starts no
 // later one before.
@@ -334,11 +328,13 @@ constexpr bool kCanSerialize = false;
 inline void SerializeLookup() {}
 #endif
 
-size_t SerializedLookups(FilterBitsReader* reader, const KeySet& set) {
+// Single lookups, one at a time if kSerialized.
+template <bool kSerialized = false>
+size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
   size_t matched = 0;
   for (const Slice& k : set.keys) {
     matched += reader->MayMatch(k);
-    SerializeLookup();
+    if (kSerialized) SerializeLookup();
   }
   return matched;
 }
@@ -398,7 +394,7 @@ bool RunBits(const std::vector<std::string>& kinds, double bits,
     for (Subject& s : subjects) {
       if (kCanSerialize) {
         s.serial_neg_s.push_back(Time(
-            [&] { SerializedLookups(s.reader.get(), neg_queries); }));
+            [&] { SingleLookups<true>(s.reader.get(), neg_queries); }));
       }
     }
     for (Subject& s : subjects) {
@@ -529,24 +525,15 @@ double BuildAll(DramSubject* s) {
   return seconds;
 }
 
+// Single queries, one at a time if kSerialized (see SerializeLookup).
+template <bool kSerialized = false>
 size_t DramSingle(const DramSubject& s, const QuerySet& q) {
   size_t matched = 0;
   FilterBitsReader* const* readers =
       reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
   for (size_t i = 0; i < q.keys.size(); ++i) {
     matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
-  }
-  return matched;
-}
-
-// Single queries one at a time (see SerializeLookup).
-size_t DramSerialized(const DramSubject& s, const QuerySet& q) {
-  size_t matched = 0;
-  FilterBitsReader* const* readers =
-      reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
-  for (size_t i = 0; i < q.keys.size(); ++i) {
-    matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
-    SerializeLookup();
+    if (kSerialized) SerializeLookup();
   }
   return matched;
 }
@@ -604,7 +591,7 @@ bool RunBitsDram(const std::vector<std::string>& kinds, double bits,
       s.neg_s.push_back(Time([&] { s.false_pos = DramSingle(s, neg); }));
     for (DramSubject& s : subjects) {
       if (kCanSerialize) {
-        s.serial_neg_s.push_back(Time([&] { DramSerialized(s, neg); }));
+        s.serial_neg_s.push_back(Time([&] { DramSingle<true>(s, neg); }));
       }
     }
     for (DramSubject& s : subjects) {
