@@ -631,7 +631,7 @@ def section_dram(fb_rows, policy_dram, problems):
         "which overlap as many lookups as the core's out-of-order window "
         "holds; serialized neg waits for each lookup to complete before the "
         "next (LFENCE; x86-64 only), which is what the filter probe of a "
-        "point Get costs, its probes being far apart.",
+        "point Get costs, whose probes are far apart.",
         "",
         md_table(["filter", "filter MB", "bits/key", "FPR %",
                   "construction Mkeys/s", "neg ns", "pos ns",
