@@ -96,12 +96,18 @@ inline uint64_t BlockedSeedMix(uint32_t seed) {
 // the low half is a bijection of the hash's low 32 bits.
 constexpr uint64_t kBlockedPlaceMul = 0x9e3779b97f4a7c15ULL;
 
+// An item's primary block (BlockedSlot::block), alone: what a batched
+// lookup needs to prefetch before it computes the rest of the slot.
+inline uint32_t BlockedPrimaryBlock(uint64_t hash, uint32_t num_blocks) {
+  return FastRange32(static_cast<uint32_t>(hash), num_blocks);
+}
+
 template <typename S>
 inline BlockedSlot BlockedPlace(uint64_t hash, uint32_t num_blocks,
                                 uint64_t seed_mix) {
   constexpr uint32_t kNb = BlockedBucketsPerBlock(S::kFpBits);
   BlockedSlot s;
-  s.block = FastRange32(static_cast<uint32_t>(hash), num_blocks);
+  s.block = BlockedPrimaryBlock(hash, num_blocks);
   s.fp = detail::Fingerprint(hash, S::kFpBits);
   s.g = (hash ^ seed_mix) * kBlockedPlaceMul;
   // i1, the offset of i2 and the overflow class from successive

@@ -246,9 +246,7 @@ class BlockedBitsReader final : public FilterBitsReader {
         // Both lines a block can span: RocksDB's filter blocks are not
         // 64-byte aligned in memory (one line when they are).
         const uint8_t* block = Table::BlockAddress(
-            ref, cuckoo::internal::BlockedPlace<S>(h, ref.num_blocks,
-                                                   ref.seed_mix)
-                     .block);
+            ref, cuckoo::internal::BlockedPrimaryBlock(h, ref.num_blocks));
         __builtin_prefetch(block);
         __builtin_prefetch(block + cuckoo::internal::kBlockBytes - 1);
       }
