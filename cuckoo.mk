@@ -27,6 +27,7 @@ cuckoo_SOURCES-y = \
 	plugin/core/table_ops.cc \
 	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
 	plugin/cuckoo/sst/policy_config.cc \
+	plugin/cuckoo/live/delete_checker.cc \
 	plugin/cuckoo/live/filtered_db_open.cc \
 	plugin/cuckoo/live/filtered_db_read.cc \
 	plugin/cuckoo/live/filtered_db_rebuild.cc \

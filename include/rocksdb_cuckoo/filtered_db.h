@@ -105,6 +105,12 @@ struct FilteredDBOptions {
   // Skip the point reads of Put/PutEntity/Delete/SingleDelete (see the file
   // comment). Default false: exact in all cases.
   bool assume_unique_writes = false;
+  // A Delete of a key the filter may contain is checked after its write, on
+  // a background thread, at a DB snapshot taken just before it (true), or by
+  // a point read before it, on the writer's thread (false). Deferred, the
+  // fingerprint stays until the check erases it (a transient extra positive;
+  // WaitForDeleteChecks waits for them).
+  bool defer_delete_checks = true;
   // Directory for filter snapshots ("" = no persistence). Files are named
   // CUCKOO_LIVE_FILTER-<column family id>.
   std::string snapshot_dir;
@@ -129,6 +135,7 @@ struct FilteredDBOptions {
 struct FilteredDBStats : LiveKeyFilterStats {
   uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
   uint64_t maybe_checks_live = 0;  // ... that found the key live
+  uint64_t deferred_checks = 0;    // ... made after a Delete, at a snapshot
   uint64_t check_errors = 0;       // ... that failed (resolved conservatively)
   uint64_t assumed_unique = 0;     // checks skipped (assume_unique_writes)
   uint64_t range_deleted = 0;      // live keys erased by DeleteRange
@@ -181,8 +188,12 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   virtual ROCKSDB_NAMESPACE::Status RebuildFilter(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) = 0;
   // Waits until no background rebuild is in flight (each finished one is
-  // installed or abandoned).
+  // installed or abandoned); also resolves pending delete checks.
   virtual void WaitForFilterRebuilds() = 0;
+  // Waits until every deferred delete check of the writes so far is resolved
+  // (defer_delete_checks): the filter then holds exactly one fingerprint per
+  // live key.
+  virtual void WaitForDeleteChecks() = 0;
 
  protected:
   explicit FilteredDB(ROCKSDB_NAMESPACE::DB* db) : StackableDB(db) {}

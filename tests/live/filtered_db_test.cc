@@ -55,6 +55,7 @@ void VerifyModel(FilteredDB* db, const Model& model, int universe,
                  ColumnFamilyHandle* cf = nullptr) {
   const LiveKeyFilter* filter = db->GetLiveKeyFilter(cf);
   ASSERT_NE(filter, nullptr);
+  db->WaitForDeleteChecks();  // exact from here on
   if (cf == nullptr) cf = db->DefaultColumnFamily();
   for (int i = 0; i < universe; ++i) {
     const std::string key = Key(i);
@@ -161,11 +162,14 @@ TEST(FilteredDB, PutGetDeleteAndCounters) {
   EXPECT_EQ(s.erases, 0u);
   EXPECT_EQ(s.maybe_checks, 1u);
 
+  // The delete of a live key is checked after the write, at a snapshot.
   ASSERT_TRUE(db->Delete(WriteOptions(), "apple").ok());
+  db->WaitForDeleteChecks();
   s = Stats(db.get());
   EXPECT_EQ(s.num_keys, 0u);
   EXPECT_EQ(s.erases, 1u);
   EXPECT_EQ(s.maybe_checks, 2u);
+  EXPECT_EQ(s.deferred_checks, 1u);
   EXPECT_TRUE(db->Get(ReadOptions(), "apple", &value).IsNotFound());
   // A second delete finds the filter empty: no erase, no read.
   ASSERT_TRUE(db->Delete(WriteOptions(), "apple").ok());
@@ -728,6 +732,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(next), "v").ok());
     ASSERT_TRUE(db->Delete(WriteOptions(), Key(next - kN)).ok());
   }
+  db->WaitForDeleteChecks();
   const double fpr1 = measure_fpr(2);
   const FilteredDBStats s1 = Stats(db.get());
   EXPECT_EQ(s1.num_keys, uint64_t(kN));

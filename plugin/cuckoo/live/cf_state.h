@@ -21,6 +21,7 @@ namespace live {
 struct CfCounters {
   std::atomic<uint64_t> maybe_checks{0};
   std::atomic<uint64_t> maybe_checks_live{0};
+  std::atomic<uint64_t> deferred_checks{0};
   std::atomic<uint64_t> check_errors{0};
   std::atomic<uint64_t> assumed_unique{0};
   std::atomic<uint64_t> range_deleted{0};

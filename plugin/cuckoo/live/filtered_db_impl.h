@@ -8,7 +8,7 @@
 //   filtered_db_open.cc     Open, Init, Close, snapshots (snapshot_store.h),
 //                           ingestion, dropped column families, stats
 //
-// Write protocol (all under write_mu_, the "writer lock"):
+// Write protocol:
 //   1. Plan: for every key the write touches, decide whether it is live
 //      before the write (filter "absent" => no; DeleteRange => iterator;
 //      otherwise a point read, or the assume_unique_writes promise) and after
@@ -18,18 +18,39 @@
 //   4. Erase the keys that stopped being live (only if the write succeeded).
 // At every instant the filter is therefore a superset of the live keys, and
 // a reader (which only reads the filter, then the DB) cannot miss a key.
+//
+// Locks, in acquisition order:
+//   write_mu_ (shared_mutex)  shared: single-key writes (Put, PutEntity,
+//       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
+//       groups their DB writes. Exclusive (ExclusiveLock): batches,
+//       DeleteRange, growth start, rebuilds, ingestion, drops, snapshots,
+//       close; it first drains the deferred delete checks.
+//   stripe of (column family, key)  single-key writes: the writes of one key
+//       are serialized, so a point read under the stripe sees every earlier
+//       write of the key and no later one (exactness without a global lock).
+//   filter_mu_  every LiveKeyFilter writer call (Insert, Erase, Replace,
+//       BeginRebuild...) and the Rebuilder's state; held briefly.
+// A Delete of a key the filter may contain does not read before its write:
+// it takes a DB snapshot under the stripe, writes, and leaves the check to
+// the DeleteChecker (delete_checker.h), which erases after reading the key
+// at that snapshot.
 #ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
 #define ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "cf_state.h"
+#include "delete_checker.h"
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 #include "snapshot_store.h"
+#include "test_hooks.h"
 #include "write_plan.h"
 
 // RocksDB 9.0: Get/MultiGet overloads final (see the read entry points).
@@ -158,6 +179,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status PersistFilterSnapshots() override;
   Status RebuildFilter(ColumnFamilyHandle* cf) override;
   void WaitForFilterRebuilds() override;
+  void WaitForDeleteChecks() override { ExclusiveLock lock(this); }
 
  private:
   // The state of a filtered, not dropped column family (nullptr = default).
@@ -182,10 +204,26 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
                        WriteFn&& write);
-  // The same for a single-key write, without allocations.
+  // A single-key write: under the shared writer lock and the key's stripe
+  // (WriteOneShared), or, when the table is too full to insert without
+  // growing, under the exclusive lock (WriteOneExclusive).
   template <typename WriteFn>
   Status WriteOne(const WriteOptions& wo, CfState* s, OpType type,
                   const Slice& key, WriteFn&& write);
+  // Returns false, having written nothing, if the insert needs a growth.
+  template <typename WriteFn>
+  bool WriteOneShared(const WriteOptions& wo, CfState* s, OpType type,
+                      const Slice& key, WriteFn&& write, Status* status);
+  template <typename WriteFn>
+  Status WriteOneExclusive(const WriteOptions& wo, CfState* s, OpType type,
+                           const Slice& key, WriteFn&& write);
+  // The DeleteChecker's resolve function: reads at the snapshots, erases.
+  void ResolveDeferredChecks(std::vector<DeleteChecker::Check>* checks);
+  std::mutex& Stripe(const CfState* s, uint64_t hash) {
+    return stripes_[(hash ^ (uint64_t{s->id} * 0x9e3779b97f4a7c15ULL)) %
+                    kStripes]
+        .mu;
+  }
   // LivenessOracle (writer lock held).
   Status ResolveBefore(KeyPlan* k) override;
   Status ForEachLiveKey(CfState* cf, const Slice& begin, const Slice& end,
@@ -223,6 +261,31 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   void Info(const char* format, ...) const
       __attribute__((format(printf, 2, 3)));
 
+  // The exclusive writer lock: write_mu_ exclusively (no single-key writer
+  // runs), the deferred delete checks drained, then filter_mu_.
+  class ExclusiveLock {
+   public:
+    explicit ExclusiveLock(FilteredDBImpl* db)
+        : write_(db->write_mu_), drained_(Drain(db)), filter_(db->filter_mu_) {}
+
+   private:
+    static bool Drain(FilteredDBImpl* db) {
+      db->checker_->Drain();
+      return true;
+    }
+    std::unique_lock<std::shared_mutex> write_;
+    bool drained_;
+    std::unique_lock<std::mutex> filter_;
+  };
+
+  static constexpr size_t kStripes = 1024;
+  // Deferred delete checks queued at most (each holds a DB snapshot); a
+  // Delete beyond that resolves its check itself.
+  static constexpr size_t kMaxPendingChecks = 4096;
+  struct alignas(64) StripeMutex {
+    std::mutex mu;
+  };
+
   const FilteredDBOptions options_;
   const std::string open_state_;  // DbStateDigest before DB::Open
   std::string db_id_;
@@ -230,9 +293,12 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::unique_ptr<SnapshotStore> snapshots_;
   std::vector<std::unique_ptr<CfState>> states_;
   std::vector<CfState*> by_id_;  // immutable after Init
-  std::mutex write_mu_;
-  bool unlogged_writes_ = false;  // write_mu_: a disableWAL write happened
-  bool initialized_ = false;      // Init succeeded
+  std::shared_mutex write_mu_;
+  std::mutex filter_mu_;
+  std::unique_ptr<StripeMutex[]> stripes_;
+  std::unique_ptr<DeleteChecker> checker_;
+  std::atomic<bool> unlogged_writes_{false};  // a disableWAL write happened
+  bool initialized_ = false;                  // Init succeeded
   bool closed_ = false;
   Status close_status_;
 };

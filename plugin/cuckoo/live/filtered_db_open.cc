@@ -23,6 +23,7 @@ using ROCKSDB_NAMESPACE::Status;
 void CfCounters::CopyTo(FilteredDBStats* stats) const {
   stats->maybe_checks = maybe_checks.load(std::memory_order_relaxed);
   stats->maybe_checks_live = maybe_checks_live.load(std::memory_order_relaxed);
+  stats->deferred_checks = deferred_checks.load(std::memory_order_relaxed);
   stats->check_errors = check_errors.load(std::memory_order_relaxed);
   stats->assumed_unique = assumed_unique.load(std::memory_order_relaxed);
   stats->range_deleted = range_deleted.load(std::memory_order_relaxed);
@@ -32,7 +33,15 @@ void CfCounters::CopyTo(FilteredDBStats* stats) const {
 
 FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
                                std::string open_state)
-    : FilteredDB(db), options_(options), open_state_(std::move(open_state)) {}
+    : FilteredDB(db),
+      options_(options),
+      open_state_(std::move(open_state)),
+      stripes_(new StripeMutex[kStripes]),
+      checker_(std::make_unique<DeleteChecker>(
+          [this](std::vector<DeleteChecker::Check>* checks) {
+            ResolveDeferredChecks(checks);
+          },
+          kMaxPendingChecks)) {}
 
 FilteredDBImpl::~FilteredDBImpl() {
   CloseImpl().PermitUncheckedError();
@@ -124,7 +133,7 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
       snapshots_->Remove({s->id});
     }
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   if (!s->loaded_from_snapshot) {
     uint64_t estimate = 0;
     db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
@@ -168,7 +177,7 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
   if (options_.snapshot_dir.empty()) {
     return Status::InvalidArgument("FilteredDB: no snapshot_dir configured");
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   Status st = MakeWritesDurableLocked();
   if (!st.ok()) return st;
   const SequenceNumber seq = db_->GetLatestSequenceNumber();
@@ -221,7 +230,7 @@ Status FilteredDBImpl::IngestExternalFiles(
     if (s != nullptr) touched.push_back(s);
   }
   if (touched.empty()) return db_->IngestExternalFiles(args);
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   // An ingestion need not consume a sequence number: a snapshot written
   // before it must not be loaded after it (issue 9, item 1).
   RemoveSnapshots(touched);
@@ -260,7 +269,7 @@ Status FilteredDBImpl::DropColumnFamilies(
     CfState* s = State(cf);
     if (s != nullptr) touched.push_back(s);
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   Status st = db_->DropColumnFamilies(cfs);
   if (st.ok()) {
     for (CfState* s : touched) {
@@ -300,7 +309,7 @@ Status FilteredDBImpl::CloseImpl() {
   bool persist = false;
   SequenceNumber seq = 0;
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    ExclusiveLock lock(this);
     if (initialized_ && options_.persist_on_close && snapshots_->enabled()) {
       // The sequence recorded must be durable (WAL flushed and synced, or
       // unlogged writes flushed by the close itself).

@@ -1,6 +1,6 @@
 // FilteredDB rebuilds: a new table filled from a DB iterator, synchronously
 // (open, ingestion, RebuildFilter, a full table) or on a background thread
-// (growth at max_load; rebuilder.h), then installed under write_mu_.
+// (growth at max_load; rebuilder.h), then installed under filter_mu_.
 #include <algorithm>
 #include <new>
 
@@ -141,7 +141,7 @@ std::unique_ptr<Rebuilder> FilteredDBImpl::NewRebuilder(CfState* s) {
         return st;
       },
       [this, s] {
-        std::lock_guard<std::mutex> lock(write_mu_);
+        std::lock_guard<std::mutex> lock(filter_mu_);
         CommitIfReadyLocked(s);
       });
 }
@@ -155,8 +155,9 @@ void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
          s->name.c_str(), static_cast<unsigned long long>(capacity));
     return;
   }
-  // Created under write_mu_, together with BeginRebuild: the iterator's
-  // implicit snapshot and the start of the delta log are the same instant.
+  // Created under the exclusive lock (no write in flight), together with
+  // BeginRebuild: the iterator's implicit snapshot and the start of the
+  // delta log are the same instant.
   std::unique_ptr<Iterator> it(db_->NewIterator(ScanOptions(), s->handle));
   s->rebuilder->Start(std::move(it), std::move(builder));
 }
@@ -202,13 +203,14 @@ void FilteredDBImpl::WaitAndCommitLocked(CfState* s) {
 }
 
 void FilteredDBImpl::WaitForFilterRebuilds() {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   for (auto& s : states_) WaitAndCommitLocked(s.get());
 }
 
 void FilteredDBImpl::StopBackgroundWork() {
   for (auto& s : states_) s->rebuilder->Stop();
-  std::lock_guard<std::mutex> lock(write_mu_);
+  checker_->Stop();  // resolves what is queued, releases the snapshots
+  ExclusiveLock lock(this);
   for (auto& s : states_) {
     if (s->rebuilder->Abandon()) s->filter->AbortRebuild();
   }
@@ -218,7 +220,7 @@ Status FilteredDBImpl::RebuildFilter(ColumnFamilyHandle* cf) {
   CfState* s = State(cf);
   if (s == nullptr)
     return Status::NotFound("FilteredDB: column family has no filter");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   WaitAndCommitLocked(s);
   const uint64_t keys = s->filter->size();
   const uint64_t capacity = std::max<uint64_t>(

@@ -1,6 +1,6 @@
 // FilteredDB writes: every write touching a filtered column family is
-// planned (write_plan.h), then the filter is updated around the DB write,
-// all under write_mu_ (see filtered_db_impl.h).
+// planned (write_plan.h), then the filter is updated around the DB write
+// (protocol and locks in filtered_db_impl.h).
 #include <algorithm>
 
 #include "filtered_db_impl.h"
@@ -87,7 +87,7 @@ Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
 template <typename WriteFn>
 Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
                                      std::vector<Op>* ops, WriteFn&& write) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   // A column family may have been dropped before we got the lock.
   ops->erase(
@@ -131,10 +131,89 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
   return s;
 }
 
+namespace {
+std::atomic<TestHookFn> test_hook{nullptr};
+}  // namespace
+
+void SetTestHook(TestHookFn hook) { test_hook.store(hook); }
+
+void TestHook(const char* point) {
+  TestHookFn hook = test_hook.load(std::memory_order_relaxed);
+  if (hook != nullptr) hook(point);
+}
+
 template <typename WriteFn>
 Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
                                 const Slice& key, WriteFn&& write) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  Status st;
+  if (!WriteOneShared(wo, s, type, key, write, &st)) {
+    st = WriteOneExclusive(wo, s, type, key, write);
+  }
+  if (!s->rebuilder->running() && s->filter->NeedsGrowth()) {
+    ExclusiveLock lock(this);
+    if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
+  }
+  return st;
+}
+
+template <typename WriteFn>
+bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
+                                    OpType type, const Slice& key,
+                                    WriteFn&& write, Status* status) {
+  std::shared_lock<std::shared_mutex> shared(write_mu_);
+  if (s->dropped.load(std::memory_order_relaxed)) {
+    *status = write();
+    return true;
+  }
+  KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
+  std::lock_guard<std::mutex> stripe(Stripe(s, k.hash));
+  if (s->rebuilder->ready()) {
+    std::lock_guard<std::mutex> lock(filter_mu_);
+    CommitIfReadyLocked(s);
+  }
+  const bool after = MakesLive(type);
+  const ROCKSDB_NAMESPACE::Snapshot* deferred = nullptr;
+  if (!ResolveFromFilter(&k)) {
+    if (!after && options_.defer_delete_checks &&
+        !options_.assume_unique_writes) {
+      // Decided after the write, at a snapshot of the state before it.
+      deferred = db_->GetSnapshot();
+    } else {
+      Status st = ResolveBefore(&k);
+      if (!st.ok()) {
+        *status = st;
+        return true;
+      }
+    }
+  }
+  if (k.before == 0 && after) {
+    std::lock_guard<std::mutex> lock(filter_mu_);
+    if (!s->filter->Insert(k.hash)) return false;  // needs a growth
+  }
+  TestHook("WriteOneShared:BeforeWrite");
+  *status = write();
+  if (wo.disableWAL) unlogged_writes_ = true;
+  if (status->ok() && k.before == 1 && !after) {
+    std::lock_guard<std::mutex> lock(filter_mu_);
+    s->filter->Erase(k.hash);
+  }
+  if (deferred != nullptr) {
+    DeleteChecker::Check check{s, key.ToString(), k.hash, deferred};
+    if (!status->ok()) {
+      db_->ReleaseSnapshot(deferred);  // nothing deleted: keep the entry
+    } else if (!checker_->Add(std::move(check))) {
+      std::vector<DeleteChecker::Check> now{std::move(check)};
+      ResolveDeferredChecks(&now);  // queue full: resolve here
+    }
+  }
+  return true;
+}
+
+template <typename WriteFn>
+Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
+                                         OpType type, const Slice& key,
+                                         WriteFn&& write) {
+  ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   if (s->dropped.load(std::memory_order_relaxed)) return write();
   KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
@@ -152,6 +231,37 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   if (st.ok() && k.before == 1 && !after) s->filter->Erase(k.hash);
   AfterWriteLocked(s);
   return st;
+}
+
+void FilteredDBImpl::ResolveDeferredChecks(
+    std::vector<DeleteChecker::Check>* checks) {
+  TestHook("ResolveDeferredChecks:BeforeRead");
+  std::vector<char> live(checks->size(), 0);
+  for (size_t i = 0; i < checks->size(); ++i) {
+    const DeleteChecker::Check& c = (*checks)[i];
+    ReadOptions ro;
+    ro.snapshot = c.snapshot;
+    PinnableSlice value;
+    const Status st = db_->Get(ro, c.cf->handle, c.key, &value);
+    CfCounters& n = c.cf->counters;
+    n.Add(&n.maybe_checks);
+    n.Add(&n.deferred_checks);
+    if (st.ok()) {
+      live[i] = 1;
+      n.Add(&n.maybe_checks_live);
+    } else if (!st.IsNotFound()) {
+      n.Add(&n.check_errors);  // unknown: keep the fingerprint
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(filter_mu_);
+    for (size_t i = 0; i < checks->size(); ++i) {
+      if (live[i]) (*checks)[i].cf->filter->Erase((*checks)[i].hash);
+    }
+  }
+  for (const DeleteChecker::Check& c : *checks)
+    db_->ReleaseSnapshot(c.snapshot);
+  checks->clear();
 }
 
 Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {

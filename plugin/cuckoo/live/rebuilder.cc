@@ -25,7 +25,7 @@ void Rebuilder::Start(std::unique_ptr<Iterator> it,
   result_.reset();
   status_ = Status::OK();
   ready_.store(false, std::memory_order_release);
-  running_ = true;
+  running_.store(true, std::memory_order_release);
   Worker w;
   w.exited = std::make_shared<std::atomic<bool>>(false);
   w.thread = std::thread(
@@ -60,7 +60,7 @@ bool Rebuilder::TakeResult(std::unique_ptr<Builder>* builder, Status* status) {
   *builder = std::move(result_);
   *status = status_;
   ready_.store(false, std::memory_order_release);
-  running_ = false;
+  running_.store(false, std::memory_order_release);
   return true;
 }
 
@@ -83,9 +83,9 @@ void Rebuilder::Stop() {
 }
 
 bool Rebuilder::Abandon() {
-  if (!running_) return false;
+  if (!running()) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  running_ = false;
+  running_.store(false, std::memory_order_release);
   ready_.store(false, std::memory_order_release);
   result_.reset();
   return true;

@@ -2,7 +2,8 @@
 // DB iterator into a LiveKeyFilter::Builder on its own thread, and the
 // hand-off of the result to the writers, who install it under their lock.
 //
-// Protocol (the "writer lock" is FilteredDBImpl's write mutex):
+// Protocol (the "writer lock" is FilteredDBImpl's filter mutex, filter_mu_,
+// which its exclusive lock also holds):
 //   Start        writer lock held: the iterator and the filter's delta log
 //                were created at the same instant; the scan runs on a new
 //                thread.
@@ -60,7 +61,7 @@ class Rebuilder {
   void Start(std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it,
              std::unique_ptr<Builder> builder);
   // Writer lock held: a rebuild was started and its result not taken yet.
-  bool running() const { return running_; }
+  bool running() const { return running_.load(std::memory_order_acquire); }
   // Any thread: the scan ended and its result waits to be taken.
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   // Writer lock held: if ready(), moves the result out (null builder when
@@ -88,7 +89,7 @@ class Rebuilder {
 
   const ScanFn scan_;
   const InstallFn install_;
-  bool running_ = false;  // writer lock
+  std::atomic<bool> running_{false};  // written under the writer lock
   std::atomic<bool> ready_{false};
   std::atomic<bool> cancel_{false};
 

@@ -1,0 +1,22 @@
+// Test hook of FilteredDB (internal; tests/live includes it): when set,
+// called at named points of the write path, so that a test can pause a
+// writer or the delete checker there and force an interleaving.
+//   "WriteOneShared:BeforeWrite"          single-key writer, stripe held,
+//                                         filter updated, DB write next
+//   "ResolveDeferredChecks:BeforeRead"    delete checker, before it reads
+//                                         the keys at their snapshots
+#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
+#define ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using TestHookFn = void (*)(const char* point);
+// Not for concurrent use with writes: set it before and clear it after.
+void SetTestHook(TestHookFn hook);
+void TestHook(const char* point);
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
