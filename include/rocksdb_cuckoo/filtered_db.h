@@ -16,25 +16,29 @@
 // family goes through this object (not GetBaseDB()/GetRootDB(), not a second
 // DB instance, not a compaction filter that adds keys).
 //
-// Writes. Every write touching a filtered column family (Put, PutEntity,
-// Delete, SingleDelete, Merge, DeleteRange, Write(batch)) takes one write
-// mutex, which covers the filter update and the DB write: keys that become
-// live are inserted into the filter BEFORE the DB write, keys that stop being
-// live are erased AFTER it. Writes to other column families only are not
-// serialized. Consequence: concurrent writers do not group-commit.
+// Writes. Keys that become live are inserted into the filter BEFORE the DB
+// write, keys that stop being live are erased AFTER it. Single-key writes
+// (Put, PutEntity, Delete, SingleDelete, Merge) of different keys run
+// concurrently (RocksDB group-commits their DB writes); writes of one key
+// are serialized (a lock stripe per key). Batches (Write) and DeleteRange
+// run alone: they wait for in-flight single-key writes and block new ones.
+// Writes to other column families only are not serialized.
 //
 // Exact deletion. A fingerprint is erased only for a key that really was
 // live, and a key that is already live is not inserted twice. When the filter
 // says "maybe present" for the key of a Put/Merge/Delete, one point read of
 // the DB decides (counted in stats.maybe_checks); a key the filter reports
-// absent needs no read. With FilteredDBOptions::assume_unique_writes the
+// absent needs no read. For a Delete (defer_delete_checks, the default) the
+// read happens after the write, on a background thread, at a DB snapshot
+// taken just before the delete; its fingerprint stays until then (a
+// transient extra positive). With FilteredDBOptions::assume_unique_writes the
 // application promises that Put/PutEntity only create keys that are not live
 // and Delete/SingleDelete only remove live keys, and the reads are skipped
 // (Merge is still checked). Breaking that promise can cause false negatives.
 //
 // DeleteRange (alone or in a batch) is exact: before the write the live keys
 // of the range are listed with a DB iterator (O(keys in range) time, 8 bytes
-// of memory per key), and erased after it. The write mutex is held meanwhile.
+// of memory per key), and erased after it. Other writes wait meanwhile.
 //
 // Growth. When a table reaches options.filter.max_load a larger table
 // (growth_factor x keys) is filled from a DB iterator in a background thread

@@ -241,6 +241,7 @@ void FilteredDBImpl::ResolveDeferredChecks(
     const DeleteChecker::Check& c = (*checks)[i];
     ReadOptions ro;
     ro.snapshot = c.snapshot;
+    ro.fill_cache = false;  // a deleted key: its block is not read again
     PinnableSlice value;
     const Status st = db_->Get(ro, c.cf->handle, c.key, &value);
     CfCounters& n = c.cf->counters;
