@@ -30,11 +30,13 @@
 // the DB decides (counted in stats.maybe_checks); a key the filter reports
 // absent needs no read. For a Delete (defer_delete_checks, the default) the
 // read happens after the write, on a background thread, at a DB snapshot
-// taken just before the delete; its fingerprint stays until then (a
-// transient extra positive). With FilteredDBOptions::assume_unique_writes the
-// application promises that Put/PutEntity only create keys that are not live
-// and Delete/SingleDelete only remove live keys, and the reads are skipped
-// (Merge is still checked). Breaking that promise can cause false negatives.
+// that holds the key as it was just before the delete (consecutive deletes
+// share one snapshot, and their checks one MultiGet); its fingerprint stays
+// until then (a transient extra positive). With
+// FilteredDBOptions::assume_unique_writes the application promises that
+// Put/PutEntity only create keys that are not live and Delete/SingleDelete only
+// remove live keys, and the reads are skipped (Merge is still checked).
+// Breaking that promise can cause false negatives.
 //
 // DeleteRange (alone or in a batch) is exact: before the write the live keys
 // of the range are listed with a DB iterator (O(keys in range) time, 8 bytes
@@ -110,7 +112,8 @@ struct FilteredDBOptions {
   // comment). Default false: exact in all cases.
   bool assume_unique_writes = false;
   // A Delete of a key the filter may contain is checked after its write, on
-  // a background thread, at a DB snapshot taken just before it (true), or by
+  // a background thread, at a DB snapshot holding the key as it was just
+  // before the delete (true; shared by consecutive deletes), or by
   // a point read before it, on the writer's thread (false). Deferred, the
   // fingerprint stays until the check erases it (a transient extra positive;
   // WaitForDeleteChecks waits for them).

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../../plugin/cuckoo/live/test_hooks.h"
+#include "rocksdb/write_batch.h"
 #include "test_util.h"
 
 namespace rocksdb_cuckoo {
@@ -189,6 +190,50 @@ TEST(FilteredDBInterleaving, PutRacingADeleteOfTheSameKey) {
   EXPECT_EQ(s.num_keys, 1u);
   EXPECT_EQ(s.erase_misses, 0u);
   EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+}
+
+// Deletes share check snapshots. A second delete of a key must not use the
+// snapshot of the first (taken before it, where the key is still live): it
+// would erase a second copy, another key's fingerprint when one shares it.
+// Fails if writes do not mark their key (CheckSnapshots::MarkWritten).
+TEST(FilteredDBInterleaving, DeleteAfterADeleteDoesNotReuseItsSnapshot) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "v").ok());
+  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
+  ASSERT_TRUE(db->Delete(WriteOptions(), "a").ok());  // takes a snapshot S
+  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // may use S: k live
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // must not: k deleted
+  Pause::Get().Release();
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 0u);
+  EXPECT_EQ(s.erases, 2u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_EQ(s.maybe_checks_live, 2u);
+}
+
+// A write under the exclusive lock (a batch) is not marked, so it retires
+// the current check snapshot: a later delete of the batch's key must see
+// it. Fails if the exclusive lock keeps the snapshot (the key would look
+// absent before its delete and keep a stale fingerprint).
+TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "v").ok());
+  ASSERT_TRUE(db->Delete(WriteOptions(), "a").ok());  // takes a snapshot S
+  ROCKSDB_NAMESPACE::WriteBatch batch;
+  ASSERT_TRUE(batch.Put("k", "v").ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());  // k: not in S
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 0u);
+  EXPECT_EQ(s.erases, 2u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
 }  // namespace

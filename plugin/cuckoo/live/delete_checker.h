@@ -2,13 +2,24 @@
 //
 // A Delete of a key the filter may contain must erase one fingerprint only if
 // the key was live just before the delete. Instead of a point read before
-// the delete, on the writer's path, the writer takes a DB snapshot just
-// before its delete (under the key's stripe lock, so every earlier write to
-// the key is in the snapshot and none later), writes, and hands
-// {key, snapshot} to this checker. A worker thread reads the key at the
-// snapshot and erases the fingerprint if the key was live there, then
-// releases the snapshot. Until then the fingerprint stays (a transient extra
+// the delete, on the writer's path, the writer (under the key's stripe lock,
+// so no other write of the key runs) picks a DB snapshot that holds every
+// earlier write of the key and none later, writes, and hands {key, snapshot}
+// to this checker. A worker thread reads the queued keys at their snapshots
+// (one MultiGet per snapshot) and erases the fingerprints of the keys that
+// were live there. Until then the fingerprint stays (a transient extra
 // positive, never a false negative): the filter stays a superset.
+//
+// Shared snapshots (CheckSnapshots). A snapshot per delete would cost two DB
+// mutex round trips per delete and one read per check. Consecutive deletes
+// share one snapshot S instead, as long as no write of their key completed
+// after S was taken: every single-key write marks its key's slot with the
+// current generation after its DB write, and a new snapshot starts a new
+// generation, both under one mutex. A delete may use S (generation g) only
+// if its key's slot mark is below g: then every earlier write of the key
+// completed before S was taken, and none since (slots are hashed; a
+// collision only takes a new snapshot). Writes made under FilteredDB's
+// exclusive lock are not marked: the exclusive lock retires S (Reset).
 //
 // Copies of one fingerprint are interchangeable, so a later Put of the same
 // key (which sees the key absent and inserts a new copy) does not disturb a
@@ -17,20 +28,23 @@
 // not in its scan): FilteredDB drains the checker whenever it takes the
 // exclusive writer lock.
 //
-// Thread safety: Add from any writer; Drain and Stop from a thread that
-// holds the exclusive writer lock or no lock (never the filter mutex, which
-// the resolve function takes).
+// Thread safety: Add, Acquire and MarkWritten from any writer; Drain, Reset
+// and Stop from a thread that holds the exclusive writer lock or no lock
+// (never the filter mutex, which the resolve function takes).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_DELETE_CHECKER_H_
 #define ROCKSDB_CUCKOO_PLUGIN_LIVE_DELETE_CHECKER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "rocksdb/db.h"
 #include "rocksdb/snapshot.h"
 
 namespace rocksdb_cuckoo {
@@ -38,16 +52,59 @@ namespace live {
 
 struct CfState;
 
+// A DB snapshot shared by the checks of several deletes (reference counted).
+struct SharedSnapshot {
+  const ROCKSDB_NAMESPACE::Snapshot* snapshot;
+  uint64_t generation;
+  size_t refs;  // checks holding it, + 1 while current
+  size_t uses;  // deletes that used it
+};
+
+class CheckSnapshots {
+ public:
+  explicit CheckSnapshots(ROCKSDB_NAMESPACE::DB* db);
+  ~CheckSnapshots() { Reset(); }
+  CheckSnapshots(const CheckSnapshots&) = delete;
+  CheckSnapshots& operator=(const CheckSnapshots&) = delete;
+
+  // Writer, key's stripe held, before its delete: a snapshot holding every
+  // earlier write of the key and no later one (a reference for the check).
+  SharedSnapshot* Acquire(uint64_t key_slot);
+  // Writer, key's stripe held, after its DB write (every single-key write of
+  // a filtered key, whatever the outcome).
+  void MarkWritten(uint64_t key_slot);
+  // Drops `refs` references; the last one releases the DB snapshot.
+  void Release(SharedSnapshot* s, size_t refs = 1);
+  // No single-key writer runs: the current snapshot is retired (the writes
+  // that follow under the exclusive lock are not marked).
+  void Reset();
+
+ private:
+  bool UnrefLocked(SharedSnapshot* s);  // true: the caller frees s
+  void Free(SharedSnapshot* s);
+
+  // A snapshot serves at most this many deletes, so that it does not pin
+  // old versions for long.
+  static constexpr size_t kMaxUses = 4096;
+  static constexpr size_t kSlots = size_t{1} << 16;
+
+  ROCKSDB_NAMESPACE::DB* const db_;
+  std::mutex mu_;  // guards everything below
+  uint64_t generation_ = 0;
+  SharedSnapshot* current_ = nullptr;
+  std::unique_ptr<uint64_t[]> marks_;  // generation of each slot's last write
+};
+
 class DeleteChecker {
  public:
   struct Check {
     CfState* cf;
     std::string key;
     uint64_t hash;
-    const ROCKSDB_NAMESPACE::Snapshot* snapshot;  // taken before the delete
+    SharedSnapshot* snapshot;  // holds the state just before the delete
   };
   // Resolves a batch: reads each key at its snapshot, erases the live ones,
-  // releases every snapshot.
+  // releases every snapshot reference.
   using ResolveFn = std::function<void(std::vector<Check>*)>;
 
   DeleteChecker(ResolveFn resolve, size_t max_pending)
@@ -56,9 +113,10 @@ class DeleteChecker {
   DeleteChecker(const DeleteChecker&) = delete;
   DeleteChecker& operator=(const DeleteChecker&) = delete;
 
-  // True if the check was queued; false when max_pending checks wait (the
-  // caller then checks before its delete instead).
-  bool Add(Check check);
+  // Queues the check. When max_pending checks wait, the caller resolves the
+  // whole queue with its own check instead (the writers help a worker that
+  // falls behind).
+  void Add(Check check);
   // Resolves every queued check on the calling thread and waits for the
   // worker's batch in flight.
   void Drain();
@@ -68,13 +126,18 @@ class DeleteChecker {
  private:
   void Run();
 
+  // The worker resolves kBatch checks at once, or what is queued kBatchWait
+  // after the first one.
+  static constexpr size_t kBatch = 256;
+  static constexpr std::chrono::milliseconds kBatchWait{2};
+
   const ResolveFn resolve_;
   const size_t max_pending_;
   std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable idle_cv_;
   std::vector<Check> queue_;
-  bool busy_ = false;  // the worker resolves a batch
+  int busy_ = 0;  // batches being resolved outside Drain
   bool stop_ = false;
   std::thread worker_;
 };

@@ -31,9 +31,11 @@
 //   filter_mu_  every LiveKeyFilter writer call (Insert, Erase, Replace,
 //       BeginRebuild...) and the Rebuilder's state; held briefly.
 // A Delete of a key the filter may contain does not read before its write:
-// it takes a DB snapshot under the stripe, writes, and leaves the check to
-// the DeleteChecker (delete_checker.h), which erases after reading the key
-// at that snapshot.
+// under the stripe it picks a DB snapshot shared with other deletes
+// (CheckSnapshots: one that holds every earlier write of the key), writes,
+// and leaves the check to the DeleteChecker (delete_checker.h), which reads
+// the queued keys at their snapshots with one MultiGet per snapshot and
+// erases the fingerprints of the keys that were live.
 #ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
 #define ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
 
@@ -219,10 +221,12 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
                            const Slice& key, WriteFn&& write);
   // The DeleteChecker's resolve function: reads at the snapshots, erases.
   void ResolveDeferredChecks(std::vector<DeleteChecker::Check>* checks);
+  // The key's stripe and check-snapshot slot come from this value.
+  static uint64_t KeySlot(const CfState* s, uint64_t hash) {
+    return hash ^ (uint64_t{s->id} * 0x9e3779b97f4a7c15ULL);
+  }
   std::mutex& Stripe(const CfState* s, uint64_t hash) {
-    return stripes_[(hash ^ (uint64_t{s->id} * 0x9e3779b97f4a7c15ULL)) %
-                    kStripes]
-        .mu;
+    return stripes_[KeySlot(s, hash) % kStripes].mu;
   }
   // LivenessOracle (writer lock held).
   Status ResolveBefore(KeyPlan* k) override;
@@ -271,6 +275,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
    private:
     static bool Drain(FilteredDBImpl* db) {
       db->checker_->Drain();
+      // Writes under this lock are not marked: no later delete may use the
+      // current check snapshot.
+      db->check_snapshots_->Reset();
       return true;
     }
     std::unique_lock<std::shared_mutex> write_;
@@ -279,8 +286,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   };
 
   static constexpr size_t kStripes = 1024;
-  // Deferred delete checks queued at most (each holds a DB snapshot); a
-  // Delete beyond that resolves its check itself.
+  // Deferred delete checks queued at most; a Delete beyond that resolves
+  // the queue itself.
   static constexpr size_t kMaxPendingChecks = 4096;
   struct alignas(64) StripeMutex {
     std::mutex mu;
@@ -296,6 +303,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::shared_mutex write_mu_;
   std::mutex filter_mu_;
   std::unique_ptr<StripeMutex[]> stripes_;
+  std::unique_ptr<CheckSnapshots> check_snapshots_;
   std::unique_ptr<DeleteChecker> checker_;
   std::atomic<bool> unlogged_writes_{false};  // a disableWAL write happened
   bool initialized_ = false;                  // Init succeeded

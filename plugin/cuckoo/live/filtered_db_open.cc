@@ -37,6 +37,7 @@ FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
       options_(options),
       open_state_(std::move(open_state)),
       stripes_(new StripeMutex[kStripes]),
+      check_snapshots_(std::make_unique<CheckSnapshots>(db)),
       checker_(std::make_unique<DeleteChecker>(
           [this](std::vector<DeleteChecker::Check>* checks) {
             ResolveDeferredChecks(checks);

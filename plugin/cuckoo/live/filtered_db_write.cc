@@ -172,12 +172,13 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     CommitIfReadyLocked(s);
   }
   const bool after = MakesLive(type);
-  const ROCKSDB_NAMESPACE::Snapshot* deferred = nullptr;
+  const uint64_t slot = KeySlot(s, k.hash);
+  SharedSnapshot* deferred = nullptr;
   if (!ResolveFromFilter(&k)) {
     if (!after && options_.defer_delete_checks &&
         !options_.assume_unique_writes) {
       // Decided after the write, at a snapshot of the state before it.
-      deferred = db_->GetSnapshot();
+      deferred = check_snapshots_->Acquire(slot);
     } else {
       Status st = ResolveBefore(&k);
       if (!st.ok()) {
@@ -192,18 +193,19 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   }
   TestHook("WriteOneShared:BeforeWrite");
   *status = write();
+  // After the write, whatever its outcome: a later delete of the key must
+  // not use a check snapshot taken before this write.
+  check_snapshots_->MarkWritten(slot);
   if (wo.disableWAL) unlogged_writes_ = true;
   if (status->ok() && k.before == 1 && !after) {
     std::lock_guard<std::mutex> lock(filter_mu_);
     s->filter->Erase(k.hash);
   }
   if (deferred != nullptr) {
-    DeleteChecker::Check check{s, key.ToString(), k.hash, deferred};
     if (!status->ok()) {
-      db_->ReleaseSnapshot(deferred);  // nothing deleted: keep the entry
-    } else if (!checker_->Add(std::move(check))) {
-      std::vector<DeleteChecker::Check> now{std::move(check)};
-      ResolveDeferredChecks(&now);  // queue full: resolve here
+      check_snapshots_->Release(deferred);  // nothing deleted: keep the entry
+    } else {
+      checker_->Add({s, key.ToString(), k.hash, deferred});
     }
   }
   return true;
@@ -236,32 +238,56 @@ Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
 void FilteredDBImpl::ResolveDeferredChecks(
     std::vector<DeleteChecker::Check>* checks) {
   TestHook("ResolveDeferredChecks:BeforeRead");
-  std::vector<char> live(checks->size(), 0);
-  for (size_t i = 0; i < checks->size(); ++i) {
-    const DeleteChecker::Check& c = (*checks)[i];
+  // One MultiGet per snapshot (checks of one snapshot are usually adjacent;
+  // the stable sort keeps the order within one).
+  std::stable_sort(
+      checks->begin(), checks->end(),
+      [](const DeleteChecker::Check& a, const DeleteChecker::Check& b) {
+        return a.snapshot->generation < b.snapshot->generation;
+      });
+  const size_t n = checks->size();
+  std::vector<ColumnFamilyHandle*> cfs(n);
+  std::vector<Slice> keys(n);
+  std::vector<PinnableSlice> values(n);
+  std::vector<Status> statuses(n);
+  for (size_t i = 0; i < n; ++i) {
+    cfs[i] = (*checks)[i].cf->handle;
+    keys[i] = (*checks)[i].key;
+  }
+  for (size_t begin = 0, end; begin < n; begin = end) {
+    SharedSnapshot* snapshot = (*checks)[begin].snapshot;
+    for (end = begin + 1; end < n && (*checks)[end].snapshot == snapshot;)
+      ++end;
     ReadOptions ro;
-    ro.snapshot = c.snapshot;
+    ro.snapshot = snapshot->snapshot;
     ro.fill_cache = false;  // a deleted key: its block is not read again
-    PinnableSlice value;
-    const Status st = db_->Get(ro, c.cf->handle, c.key, &value);
-    CfCounters& n = c.cf->counters;
-    n.Add(&n.maybe_checks);
-    n.Add(&n.deferred_checks);
-    if (st.ok()) {
+    db_->MultiGet(ro, end - begin, &cfs[begin], &keys[begin], &values[begin],
+                  &statuses[begin], /*sorted_input=*/false);
+  }
+  std::vector<char> live(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    CfCounters& c = (*checks)[i].cf->counters;
+    c.Add(&c.maybe_checks);
+    c.Add(&c.deferred_checks);
+    if (statuses[i].ok()) {
       live[i] = 1;
-      n.Add(&n.maybe_checks_live);
-    } else if (!st.IsNotFound()) {
-      n.Add(&n.check_errors);  // unknown: keep the fingerprint
+      c.Add(&c.maybe_checks_live);
+    } else if (!statuses[i].IsNotFound()) {
+      c.Add(&c.check_errors);  // unknown: keep the fingerprint
     }
   }
   {
     std::lock_guard<std::mutex> lock(filter_mu_);
-    for (size_t i = 0; i < checks->size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (live[i]) (*checks)[i].cf->filter->Erase((*checks)[i].hash);
     }
   }
-  for (const DeleteChecker::Check& c : *checks)
-    db_->ReleaseSnapshot(c.snapshot);
+  for (size_t begin = 0, end; begin < n; begin = end) {
+    SharedSnapshot* snapshot = (*checks)[begin].snapshot;
+    for (end = begin + 1; end < n && (*checks)[end].snapshot == snapshot;)
+      ++end;
+    check_snapshots_->Release(snapshot, end - begin);
+  }
   checks->clear();
 }
 
