@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -79,6 +80,29 @@ std::unique_ptr<FilteredDB> OpenDb(const TempDir& dir) {
   return db;
 }
 
+// Runs `first` on a thread until it pauses between its check and its DB
+// write ("WriteOneShared:BeforeWrite"), then `second` on another thread;
+// after `wait`, releases the first and joins both. Returns whether `second`
+// finished while the first was paused.
+bool RaceWithPausedWriter(const std::function<void()>& first,
+                          const std::function<void()>& second,
+                          std::chrono::milliseconds wait) {
+  Pause::Get().Arm("WriteOneShared:BeforeWrite");
+  std::thread a(first);
+  Pause::Get().WaitArrived();
+  std::atomic<bool> second_done{false};
+  std::thread b([&] {
+    second();
+    second_done = true;
+  });
+  std::this_thread::sleep_for(wait);
+  const bool overtook = second_done.load();
+  Pause::Get().Release();
+  a.join();
+  b.join();
+  return overtook;
+}
+
 FilteredDBStats Stats(FilteredDB* db) {
   FilteredDBStats s;
   EXPECT_TRUE(db->GetFilterStats(nullptr, &s).ok());
@@ -145,20 +169,10 @@ TEST(FilteredDBInterleaving, ConcurrentDeletesOfOneKeyEraseOnce) {
   TempDir dir("interleave");
   auto db = OpenDb(dir);
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
-  Pause::Get().Arm("WriteOneShared:BeforeWrite");
-  std::thread first([&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); });
-  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
-  std::atomic<bool> second_done{false};
-  std::thread second([&] {
-    EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok());
-    second_done = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_FALSE(second_done.load()) << "a second writer of the key ran while "
-                                      "the first was between check and write";
-  Pause::Get().Release();
-  first.join();
-  second.join();
+  auto del = [&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); };
+  EXPECT_FALSE(RaceWithPausedWriter(del, del, std::chrono::milliseconds(200)))
+      << "a second writer of the key ran while the first was between check "
+         "and write";
   db->WaitForDeleteChecks();
   const FilteredDBStats s = Stats(db.get());
   EXPECT_EQ(s.num_keys, 0u);
@@ -173,15 +187,10 @@ TEST(FilteredDBInterleaving, PutRacingADeleteOfTheSameKey) {
   TempDir dir("interleave");
   auto db = OpenDb(dir);
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v1").ok());
-  Pause::Get().Arm("WriteOneShared:BeforeWrite");
-  std::thread del([&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); });
-  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
-  std::thread put(
-      [&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v2").ok()); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  Pause::Get().Release();
-  del.join();
-  put.join();
+  RaceWithPausedWriter(
+      [&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); },
+      [&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v2").ok()); },
+      std::chrono::milliseconds(100));
   db->WaitForDeleteChecks();
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
