@@ -245,5 +245,38 @@ TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
   EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
+// WaitForDeleteChecks while the worker waits for a fuller batch (it waits up
+// to 2 ms after the first queued check) takes the queue from under it. The
+// worker must keep serving later deletes: here the last check is resolved
+// without any WaitForDeleteChecks. Fails when the worker ends on finding
+// the queue empty (every later check then waits for a full queue of 4096
+// and is resolved inline, on a writer's thread).
+TEST(FilteredDBInterleaving, WorkerSurvivesADrainDuringItsBatchWait) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  constexpr int kRounds = 20;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_TRUE(db->Put(WriteOptions(), key, "v").ok());
+    ASSERT_TRUE(db->Delete(WriteOptions(), key).ok());
+    // Inside the worker's batch wait (it woke up on the check above).
+    std::this_thread::sleep_for(std::chrono::microseconds(200 + 50 * i));
+    db->WaitForDeleteChecks();
+    // Past the end of that wait, with nothing queued.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(Stats(db.get()).deferred_checks, uint64_t{kRounds});
+  ASSERT_TRUE(db->Put(WriteOptions(), "last", "v").ok());
+  ASSERT_TRUE(db->Delete(WriteOptions(), "last").ok());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (Stats(db.get()).deferred_checks < kRounds + 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(Stats(db.get()).deferred_checks, uint64_t{kRounds + 1});
+  EXPECT_EQ(Stats(db.get()).num_keys, 0u);
+}
+
 }  // namespace
 }  // namespace rocksdb_cuckoo
