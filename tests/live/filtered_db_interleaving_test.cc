@@ -246,7 +246,7 @@ TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
 }
 
 // WaitForDeleteChecks while the worker waits for a fuller batch (it waits up
-// to 2 ms after the first queued check) takes the queue from under it. The
+// to 10 ms after the first queued check) takes the queue from under it. The
 // worker must keep serving later deletes: here the last check is resolved
 // without any WaitForDeleteChecks. Fails when the worker ends on finding
 // the queue empty (every later check then waits for a full queue of 4096
@@ -260,10 +260,10 @@ TEST(FilteredDBInterleaving, WorkerSurvivesADrainDuringItsBatchWait) {
     ASSERT_TRUE(db->Put(WriteOptions(), key, "v").ok());
     ASSERT_TRUE(db->Delete(WriteOptions(), key).ok());
     // Inside the worker's batch wait (it woke up on the check above).
-    std::this_thread::sleep_for(std::chrono::microseconds(200 + 50 * i));
+    std::this_thread::sleep_for(std::chrono::microseconds(200 + 200 * i));
     db->WaitForDeleteChecks();
     // Past the end of that wait, with nothing queued.
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
   }
   ASSERT_EQ(Stats(db.get()).deferred_checks, uint64_t{kRounds});
   ASSERT_TRUE(db->Put(WriteOptions(), "last", "v").ok());

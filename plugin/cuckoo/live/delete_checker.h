@@ -128,8 +128,8 @@ class DeleteChecker {
 
   // The worker resolves kBatch checks at once, or what is queued kBatchWait
   // after the first one.
-  static constexpr size_t kBatch = 256;
-  static constexpr std::chrono::milliseconds kBatchWait{2};
+  static constexpr size_t kBatch = 1024;
+  static constexpr std::chrono::milliseconds kBatchWait{10};
 
   const ResolveFn resolve_;
   const size_t max_pending_;

@@ -149,7 +149,9 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   if (!WriteOneShared(wo, s, type, key, write, &st)) {
     st = WriteOneExclusive(wo, s, type, key, write);
   }
-  if (!s->rebuilder->running() && s->filter->NeedsGrowth()) {
+  // Only a write that makes a key live can raise the load.
+  if (MakesLive(type) && !s->rebuilder->running() &&
+      s->filter->NeedsGrowth()) {
     ExclusiveLock lock(this);
     if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
   }
