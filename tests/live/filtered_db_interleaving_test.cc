@@ -109,6 +109,15 @@ FilteredDBStats Stats(FilteredDB* db) {
   return s;
 }
 
+// After the pending checks: `num_keys` fingerprints, and no erase missed
+// (no erase of a fingerprint that was not there).
+void ExpectSettled(FilteredDB* db, uint64_t num_keys) {
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db);
+  EXPECT_EQ(s.num_keys, num_keys);
+  EXPECT_EQ(s.erase_misses, 0u);
+}
+
 // The check of a delete reads the key as it was just before the delete,
 // not when the checker gets to it: a delete whose check runs late still
 // erases the key's fingerprint (a check of the current state would leave a
@@ -123,11 +132,8 @@ TEST(FilteredDBInterleaving, LateCheckReadsTheStateBeforeTheDelete) {
   // Other keys come and go meanwhile.
   ASSERT_TRUE(db->Put(WriteOptions(), "other", "v").ok());
   Pause::Get().Release();
-  db->WaitForDeleteChecks();
-  const FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 1u);  // "other" only
-  EXPECT_EQ(s.erases, 1u);
-  EXPECT_EQ(s.erase_misses, 0u);
+  ExpectSettled(db.get(), 1u);  // "other" only
+  EXPECT_EQ(Stats(db.get()).erases, 1u);
   EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
@@ -146,19 +152,13 @@ TEST(FilteredDBInterleaving, PutWhileTheDeleteCheckIsPendingKeepsOneCopy) {
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
   Pause::Get().Release();
-  db->WaitForDeleteChecks();
-  FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 1u);
-  EXPECT_EQ(s.erase_misses, 0u);
+  ExpectSettled(db.get(), 1u);
   ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
   EXPECT_EQ(value, "v2");
   EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
   // And a second delete removes the last copy.
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
-  db->WaitForDeleteChecks();
-  s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 0u);
-  EXPECT_EQ(s.erase_misses, 0u);
+  ExpectSettled(db.get(), 0u);
 }
 
 // Two concurrent deletes of one live key: the second must not decide
@@ -173,11 +173,8 @@ TEST(FilteredDBInterleaving, ConcurrentDeletesOfOneKeyEraseOnce) {
   EXPECT_FALSE(RaceWithPausedWriter(del, del, std::chrono::milliseconds(200)))
       << "a second writer of the key ran while the first was between check "
          "and write";
-  db->WaitForDeleteChecks();
-  const FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 0u);
-  EXPECT_EQ(s.erases, 1u);
-  EXPECT_EQ(s.erase_misses, 0u);
+  ExpectSettled(db.get(), 0u);
+  EXPECT_EQ(Stats(db.get()).erases, 1u);
 }
 
 // A Put racing a Delete of the same key (the Delete paused between its
@@ -191,13 +188,10 @@ TEST(FilteredDBInterleaving, PutRacingADeleteOfTheSameKey) {
       [&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); },
       [&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v2").ok()); },
       std::chrono::milliseconds(100));
-  db->WaitForDeleteChecks();
+  ExpectSettled(db.get(), 1u);
   std::string value;
   ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
   EXPECT_EQ(value, "v2");
-  const FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 1u);
-  EXPECT_EQ(s.erase_misses, 0u);
   EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
@@ -216,12 +210,9 @@ TEST(FilteredDBInterleaving, DeleteAfterADeleteDoesNotReuseItsSnapshot) {
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // may use S: k live
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // must not: k deleted
   Pause::Get().Release();
-  db->WaitForDeleteChecks();
-  const FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 0u);
-  EXPECT_EQ(s.erases, 2u);
-  EXPECT_EQ(s.erase_misses, 0u);
-  EXPECT_EQ(s.maybe_checks_live, 2u);
+  ExpectSettled(db.get(), 0u);
+  EXPECT_EQ(Stats(db.get()).erases, 2u);
+  EXPECT_EQ(Stats(db.get()).maybe_checks_live, 2u);
 }
 
 // A write under the exclusive lock (a batch) is not marked, so it retires
@@ -237,11 +228,8 @@ TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
   ASSERT_TRUE(batch.Put("k", "v").ok());
   ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());  // k: not in S
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
-  db->WaitForDeleteChecks();
-  const FilteredDBStats s = Stats(db.get());
-  EXPECT_EQ(s.num_keys, 0u);
-  EXPECT_EQ(s.erases, 2u);
-  EXPECT_EQ(s.erase_misses, 0u);
+  ExpectSettled(db.get(), 0u);
+  EXPECT_EQ(Stats(db.get()).erases, 2u);
   EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
