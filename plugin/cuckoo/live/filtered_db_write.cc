@@ -256,6 +256,8 @@ void FilteredDBImpl::ResolveDeferredChecks(
     cfs[i] = (*checks)[i].cf->handle;
     keys[i] = (*checks)[i].key;
   }
+  // Each run of checks sharing a snapshot: one MultiGet, then the run's
+  // references are dropped (the erases below need only the answers).
   for (size_t begin = 0, end; begin < n; begin = end) {
     SharedSnapshot* snapshot = (*checks)[begin].snapshot;
     for (end = begin + 1; end < n && (*checks)[end].snapshot == snapshot;)
@@ -265,6 +267,7 @@ void FilteredDBImpl::ResolveDeferredChecks(
     ro.fill_cache = false;  // a deleted key: its block is not read again
     db_->MultiGet(ro, end - begin, &cfs[begin], &keys[begin], &values[begin],
                   &statuses[begin], /*sorted_input=*/false);
+    check_snapshots_->Release(snapshot, end - begin);
   }
   std::vector<char> live(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -283,12 +286,6 @@ void FilteredDBImpl::ResolveDeferredChecks(
     for (size_t i = 0; i < n; ++i) {
       if (live[i]) (*checks)[i].cf->filter->Erase((*checks)[i].hash);
     }
-  }
-  for (size_t begin = 0, end; begin < n; begin = end) {
-    SharedSnapshot* snapshot = (*checks)[begin].snapshot;
-    for (end = begin + 1; end < n && (*checks)[end].snapshot == snapshot;)
-      ++end;
-    check_snapshots_->Release(snapshot, end - begin);
   }
   checks->clear();
 }
