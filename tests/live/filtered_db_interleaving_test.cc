@@ -109,6 +109,14 @@ FilteredDBStats Stats(FilteredDB* db) {
   return s;
 }
 
+// Deletes `key` and returns once the delete checker has paused before
+// reading it (Pause::Get().Release() lets it go on).
+void DeleteWithCheckPaused(FilteredDB* db, const std::string& key) {
+  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
+  ASSERT_TRUE(db->Delete(WriteOptions(), key).ok());
+  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+}
+
 // After the pending checks: `num_keys` fingerprints, and no erase missed
 // (no erase of a fingerprint that was not there).
 void ExpectSettled(FilteredDB* db, uint64_t num_keys) {
@@ -126,9 +134,7 @@ TEST(FilteredDBInterleaving, LateCheckReadsTheStateBeforeTheDelete) {
   TempDir dir("interleave");
   auto db = OpenDb(dir);
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
-  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
-  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
-  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+  ASSERT_NO_FATAL_FAILURE(DeleteWithCheckPaused(db.get(), "k"));
   // Other keys come and go meanwhile.
   ASSERT_TRUE(db->Put(WriteOptions(), "other", "v").ok());
   Pause::Get().Release();
@@ -144,9 +150,7 @@ TEST(FilteredDBInterleaving, PutWhileTheDeleteCheckIsPendingKeepsOneCopy) {
   TempDir dir("interleave");
   auto db = OpenDb(dir);
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v1").ok());
-  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
-  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
-  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+  ASSERT_NO_FATAL_FAILURE(DeleteWithCheckPaused(db.get(), "k"));
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v2").ok());
   EXPECT_EQ(Stats(db.get()).num_keys, 2u);  // old copy pending + new copy
   std::string value;
@@ -204,9 +208,8 @@ TEST(FilteredDBInterleaving, DeleteAfterADeleteDoesNotReuseItsSnapshot) {
   auto db = OpenDb(dir);
   ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
   ASSERT_TRUE(db->Put(WriteOptions(), "a", "v").ok());
-  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
-  ASSERT_TRUE(db->Delete(WriteOptions(), "a").ok());  // takes a snapshot S
-  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+  // Takes a snapshot S.
+  ASSERT_NO_FATAL_FAILURE(DeleteWithCheckPaused(db.get(), "a"));
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // may use S: k live
   ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());  // must not: k deleted
   Pause::Get().Release();
