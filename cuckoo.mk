@@ -16,15 +16,15 @@
 # CMake takes the sources from CMakeLists.txt.
 
 cuckoo_SOURCES-y = \
-	plugin/core/blocked_filter.cc \
-	plugin/core/cuckoo_filter.cc \
-	plugin/core/filter_format.cc \
-	plugin/core/hash_dedupe.cc \
-	plugin/core/key_hash.cc \
-	plugin/core/live_key_filter.cc \
-	plugin/core/live_snapshot.cc \
-	plugin/core/live_table.cc \
-	plugin/core/table_ops.cc \
+	plugin/core/blocked/blocked_filter.cc \
+	plugin/core/build/hash_dedupe.cc \
+	plugin/core/filter/cuckoo_filter.cc \
+	plugin/core/filter/filter_format.cc \
+	plugin/core/filter/table_ops.cc \
+	plugin/core/live/live_key_filter.cc \
+	plugin/core/live/live_snapshot.cc \
+	plugin/core/live/live_table.cc \
+	plugin/core/util/key_hash.cc \
 	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
 	plugin/cuckoo/sst/policy_config.cc \
 	plugin/cuckoo/live/delete_checker.cc \

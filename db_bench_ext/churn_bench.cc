@@ -74,7 +74,7 @@
 #include <thread>
 #include <vector>
 
-#include "bit_util.h"
+#include "util/bit_util.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"

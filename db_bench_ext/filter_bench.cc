@@ -97,7 +97,7 @@
 #include <string>
 #include <vector>
 
-#include "bit_util.h"
+#include "util/bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/typed_lookup.h"
 

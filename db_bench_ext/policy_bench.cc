@@ -94,7 +94,7 @@
 #include <string>
 #include <vector>
 
-#include "blocked_filter.h"
+#include "blocked/blocked_filter.h"
 #include "filter_bits_abi.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/filter_policy.h"

@@ -45,8 +45,8 @@ namespace cuckoo {
 namespace internal {
 class TableOps;
 struct MutableTableRef;
-struct ViewAccess;    // plugin/core/view_access.h: table and victim slot
-struct FilterAccess;  // plugin/core/view_access.h: white-box tests
+struct ViewAccess;    // plugin/core/filter/view_access.h: table and victim slot
+struct FilterAccess;  // plugin/core/filter/view_access.h: white-box tests
 }  // namespace internal
 namespace detail {
 struct LookupAccess;  // cuckoo/typed_lookup.h: VisitLookup

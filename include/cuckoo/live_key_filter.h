@@ -6,7 +6,7 @@
 // a writer inserts, erases, relocates entries or swaps in a larger table.
 //
 // Structure: 16-bit fingerprints, 4 per bucket, one 64-bit atomic word per
-// bucket (see plugin/core/live_table.h). With load factor a the false
+// bucket (see plugin/core/live/live_table.h). With load factor a the false
 // positive rate is about 8a / 65535 (1.0e-4 at the default sizing load 0.85)
 // at 16 / a bits per key (18.8 at 0.85). Lookups probe two 8-byte buckets.
 //
@@ -192,7 +192,7 @@ class LiveKeyFilter {
     std::string db_state;
   };
   // Serialized table + identity + XXH64 checksum (format in
-  // plugin/core/live_snapshot.h). Writer-serialized.
+  // plugin/core/live/live_snapshot.h). Writer-serialized.
   std::string EncodeSnapshot(const SnapshotIdentity& identity) const;
   // Validates a snapshot (size, magic, version, parameters, checksum, entry
   // count, identity == expected) and returns a builder holding its table,

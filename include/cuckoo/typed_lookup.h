@@ -50,7 +50,7 @@ namespace cuckoo {
 namespace detail {
 
 // Compile-time layout of a table whose bucket is read with one 64-bit load:
-// the same bit packing as the table code (plugin/core/table_settings.h,
+// the same bit packing as the table code (plugin/core/filter/table_settings.h,
 // bucket_codec.h); a test checks both agree on every layout.
 template <int kFpBits, int kBucketSize, bool kSemiSort>
 struct LookupLayout {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "bit_util.h"
-#include "blocked_filter.h"
-#include "blocked_layout.h"
-#include "bucket_codec.h"
-#include "filter_format.h"
+#include "util/bit_util.h"
+#include "blocked/blocked_filter.h"
+#include "blocked/blocked_layout.h"
+#include "filter/bucket_codec.h"
+#include "filter/filter_format.h"
 #include "test_util.h"
 
 namespace cuckoo {

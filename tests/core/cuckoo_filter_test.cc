@@ -17,9 +17,9 @@
 
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/typed_lookup.h"
-#include "filter_format.h"  // internal::ResealChecksum
+#include "filter/filter_format.h"  // internal::ResealChecksum
 #include "test_util.h"
-#include "view_access.h"
+#include "filter/view_access.h"
 
 namespace cuckoo {
 namespace {

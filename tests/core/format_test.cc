@@ -1,6 +1,6 @@
 // The serialized format: golden "schema" bytes of small filters (so the
 // format cannot drift), an independent decoder written from the layout
-// diagram in plugin/core/filter_format.h, and corrupt-filter tests on
+// diagram in plugin/core/filter/filter_format.h, and corrupt-filter tests on
 // trailers whose checksum is valid but whose fields are not.
 #include <gtest/gtest.h>
 #include <xxhash.h>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "filter_format.h"
+#include "filter/filter_format.h"
 #include "test_util.h"
 
 namespace cuckoo {

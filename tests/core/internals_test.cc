@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "bucket_codec.h"
+#include "filter/bucket_codec.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo_table.h"
-#include "semi_sort.h"
-#include "table_ops.h"
-#include "table_settings.h"
+#include "filter/cuckoo_table.h"
+#include "filter/semi_sort.h"
+#include "filter/table_ops.h"
+#include "filter/table_settings.h"
 #include "test_util.h"
-#include "view_access.h"
+#include "filter/view_access.h"
 
 namespace cuckoo {
 namespace internal {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bit_util.h"
+#include "util/bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
 
 namespace cuckoo {
@@ -86,7 +86,7 @@ inline std::string ConfigName(const FilterConfig& c) {
          std::to_string(c.bucket_size) + (c.semi_sort ? "_ss" : "");
 }
 
-using internal::Mix64;  // plugin/core/bit_util.h
+using internal::Mix64;  // plugin/core/util/bit_util.h
 
 // A deterministic stream of pseudo-random item hashes. Key(i) is a
 // bijection of i, so distinct indexes give distinct keys: the items a test

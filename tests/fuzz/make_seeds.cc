@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "blocked_filter.h"
+#include "blocked/blocked_filter.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "filter_format.h"
+#include "filter/filter_format.h"
 
 namespace {
 

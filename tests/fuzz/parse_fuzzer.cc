@@ -21,9 +21,9 @@
 
 #include <vector>
 
-#include "blocked_filter.h"
+#include "blocked/blocked_filter.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "filter_format.h"
+#include "filter/filter_format.h"
 
 namespace {
 void Check(bool condition, const char* what) {

@@ -22,7 +22,7 @@ if ! "$cxx" -fsanitize=fuzzer "$probe" -o "$dir/probe" >/dev/null 2>&1; then
   echo "=== [fuzz] skipped: $cxx cannot link -fsanitize=fuzzer (libFuzzer missing)" >&2
   exit 0
 fi
-core=(blocked_filter.cc cuckoo_filter.cc filter_format.cc table_ops.cc key_hash.cc)
+core=(blocked/blocked_filter.cc filter/cuckoo_filter.cc filter/filter_format.cc filter/table_ops.cc util/key_hash.cc)
 sources=()
 for f in "${core[@]}"; do sources+=("$root/plugin/core/$f"); done
 echo "=== [fuzz] build $dir/parse_fuzzer" >&2

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cuckoo/live_key_filter.h"
-#include "cuckoo_table.h"
-#include "live_snapshot.h"
-#include "live_table.h"
+#include "filter/cuckoo_table.h"
+#include "live/live_snapshot.h"
+#include "live/live_table.h"
 
 namespace rocksdb_cuckoo {
 namespace {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "blocked_filter.h"
+#include "blocked/blocked_filter.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "filter_bits_abi.h"
-#include "filter_format.h"
-#include "key_hash_inline.h"
+#include "filter/filter_format.h"
+#include "util/key_hash_inline.h"
 #include "policy_config.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/env.h"

@@ -33,22 +33,22 @@
 #include <string>
 #include <vector>
 
-#include "blocked_filter.h"
-#include "blocked_layout.h"
-#include "bulk_builder.h"
+#include "blocked/blocked_filter.h"
+#include "blocked/blocked_layout.h"
+#include "build/bulk_builder.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo_table.h"
+#include "filter/cuckoo_table.h"
 #include "filter_bits_abi.h"
-#include "filter_format.h"
-#include "hash_dedupe.h"
-#include "hash_list.h"
-#include "key_hash_inline.h"
+#include "filter/filter_format.h"
+#include "build/hash_dedupe.h"
+#include "build/hash_list.h"
+#include "util/key_hash_inline.h"
 #include "policy_config.h"
 #include "rocksdb/env.h"
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
-#include "table_settings.h"
-#include "view_access.h"
+#include "filter/table_settings.h"
+#include "filter/view_access.h"
 
 #if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
 #define CUCKOO_OVERRIDE_IF_ALT override

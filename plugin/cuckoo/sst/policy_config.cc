@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "blocked_layout.h"
+#include "blocked/blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "filter_format.h"
+#include "filter/filter_format.h"
 
 namespace rocksdb_cuckoo {
 namespace internal {

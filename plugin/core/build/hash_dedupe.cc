@@ -1,4 +1,4 @@
-#include "hash_dedupe.h"
+#include "build/hash_dedupe.h"
 
 #include <cstring>
 

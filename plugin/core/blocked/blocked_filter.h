@@ -29,8 +29,8 @@
 
 #include <string>
 
-#include "blocked_layout.h"
-#include "hash_list.h"
+#include "blocked/blocked_layout.h"
+#include "build/hash_list.h"
 
 namespace cuckoo {
 namespace internal {

@@ -45,11 +45,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "bit_util.h"
-#include "bucket_codec.h"
-#include "cuckoo_table.h"
-#include "hash_list.h"
-#include "table_settings.h"
+#include "util/bit_util.h"
+#include "filter/bucket_codec.h"
+#include "filter/cuckoo_table.h"
+#include "build/hash_list.h"
+#include "filter/table_settings.h"
 
 namespace rocksdb_cuckoo {
 namespace internal {

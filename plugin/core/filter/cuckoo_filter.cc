@@ -10,9 +10,9 @@
 #include <unistd.h>
 #endif
 
-#include "filter_format.h"
-#include "table_ops.h"
-#include "view_access.h"
+#include "filter/filter_format.h"
+#include "filter/table_ops.h"
+#include "filter/view_access.h"
 
 namespace cuckoo {
 

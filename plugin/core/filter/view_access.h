@@ -6,8 +6,8 @@
 #define CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo_table.h"
-#include "table_ops.h"
+#include "filter/cuckoo_table.h"
+#include "filter/table_ops.h"
 
 namespace cuckoo {
 namespace internal {

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "live_snapshot.h"
-#include "live_table.h"
-#include "reader_gate.h"
+#include "live/live_snapshot.h"
+#include "live/live_table.h"
+#include "live/reader_gate.h"
 
 namespace rocksdb_cuckoo {
 

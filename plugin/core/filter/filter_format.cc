@@ -1,13 +1,13 @@
-#include "filter_format.h"
+#include "filter/filter_format.h"
 
 #include <xxhash.h>
 
 #include <cstring>
 
-#include "bit_util.h"
-#include "blocked_layout.h"
+#include "util/bit_util.h"
+#include "blocked/blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "table_ops.h"
+#include "filter/table_ops.h"
 
 namespace cuckoo {
 namespace internal {

@@ -1,11 +1,11 @@
-#include "live_table.h"
+#include "live/live_table.h"
 
 #include <cmath>
 #include <cstring>
 #include <thread>
 
-#include "bucket_codec.h"  // core: AnyZeroLane, LaneOnes
-#include "cuckoo_table.h"  // core: PrimaryBucket, FingerprintOf, AltBucket
+#include "filter/bucket_codec.h"  // core: AnyZeroLane, LaneOnes
+#include "filter/cuckoo_table.h"  // core: PrimaryBucket, FingerprintOf, AltBucket
 
 namespace rocksdb_cuckoo {
 namespace internal {

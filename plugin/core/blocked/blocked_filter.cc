@@ -1,12 +1,12 @@
-#include "blocked_filter.h"
+#include "blocked/blocked_filter.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "blocked_layout.h"
-#include "bucket_codec.h"
-#include "filter_format.h"
-#include "table_settings.h"
+#include "blocked/blocked_layout.h"
+#include "filter/bucket_codec.h"
+#include "filter/filter_format.h"
+#include "filter/table_settings.h"
 
 namespace cuckoo {
 namespace internal {

@@ -17,9 +17,9 @@
 
 #include <cstdint>
 
-#include "bit_util.h"
-#include "semi_sort.h"
-#include "table_settings.h"
+#include "util/bit_util.h"
+#include "filter/semi_sort.h"
+#include "filter/table_settings.h"
 
 namespace cuckoo {
 namespace internal {

@@ -44,9 +44,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "bit_util.h"
-#include "bucket_codec.h"
-#include "table_settings.h"
+#include "util/bit_util.h"
+#include "filter/bucket_codec.h"
+#include "filter/table_settings.h"
 
 namespace cuckoo {
 namespace internal {

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "cuckoo/cuckoo_filter.h"
-#include "cuckoo_table.h"
+#include "filter/cuckoo_table.h"
 
 namespace cuckoo {
 namespace internal {

@@ -1,8 +1,8 @@
-#include "table_ops.h"
+#include "filter/table_ops.h"
 
 #include <type_traits>
 
-#include "table_settings.h"
+#include "filter/table_settings.h"
 
 namespace cuckoo {
 namespace internal {

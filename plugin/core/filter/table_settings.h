@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "bit_util.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {

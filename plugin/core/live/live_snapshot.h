@@ -28,7 +28,7 @@
 #include <string>
 #include <string_view>
 
-#include "live_table.h"
+#include "live/live_table.h"
 
 namespace rocksdb_cuckoo {
 namespace internal {

@@ -1,10 +1,10 @@
-#include "live_snapshot.h"
+#include "live/live_snapshot.h"
 
 #include <xxhash.h>
 
 #include <cstring>
 
-#include "bit_util.h"  // core: LoadLE / StoreLE
+#include "util/bit_util.h"  // core: LoadLE / StoreLE
 
 namespace rocksdb_cuckoo {
 namespace internal {

@@ -22,10 +22,10 @@
 #include <memory>
 #include <new>
 
-#include "bit_util.h"
-#include "bucket_codec.h"
+#include "util/bit_util.h"
+#include "filter/bucket_codec.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "table_settings.h"
+#include "filter/table_settings.h"
 
 namespace cuckoo {
 namespace internal {
