@@ -131,7 +131,7 @@ namespace {
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
 using rocksdb_cuckoo::FilteredDBStats;
-using rocksdb_cuckoo::LiveKeyFilter;
+using cuckoo::LiveKeyFilter;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
@@ -984,7 +984,7 @@ int main(int argc, char** argv) {
   // The cuckoo filter's bits per key for N keys (for a same-memory Bloom).
   double cuckoo_bpk;
   {
-    rocksdb_cuckoo::LiveKeyFilterOptions o;
+    cuckoo::LiveKeyFilterOptions o;
     LiveKeyFilter probe(o, n);
     cuckoo_bpk = double(probe.GetStats().table_bytes) * 8 / double(n);
   }

@@ -29,8 +29,8 @@
 // another thread), then Replace(builder) applies the delta log and publishes
 // the new table with one atomic store. Readers keep using the old table until
 // then; it is freed once no reader holds it.
-#ifndef ROCKSDB_CUCKOO_LIVE_KEY_FILTER_H_
-#define ROCKSDB_CUCKOO_LIVE_KEY_FILTER_H_
+#ifndef CUCKOO_LIVE_KEY_FILTER_H_
+#define CUCKOO_LIVE_KEY_FILTER_H_
 
 #include <atomic>
 #include <cstddef>
@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 
 namespace internal {
 class LiveTable;
@@ -222,6 +222,6 @@ class LiveKeyFilter {
   std::atomic<uint64_t> rebuilds_{0};
 };
 
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_LIVE_KEY_FILTER_H_
+#endif  // CUCKOO_LIVE_KEY_FILTER_H_

@@ -1,4 +1,4 @@
-// FilteredDB: a RocksDB StackableDB that keeps a LiveKeyFilter (an in-memory
+// FilteredDB: a RocksDB StackableDB that keeps a cuckoo::LiveKeyFilter (an in-memory
 // cuckoo filter of the live user keys) per opted-in column family and
 // answers Get / MultiGet / KeyMayExist for absent keys without descending
 // into the memtables and SST files.
@@ -103,7 +103,7 @@ namespace rocksdb_cuckoo {
 
 struct FilteredDBOptions {
   // Options of every filter (sizing, load limits, growth, seed).
-  LiveKeyFilterOptions filter;
+  cuckoo::LiveKeyFilterOptions filter;
   // Names of the column families that get a filter; empty means every
   // column family passed to Open.
   std::vector<std::string> filtered_column_families = {
@@ -136,10 +136,10 @@ struct FilteredDBOptions {
       progress_callback;
 };
 
-// The figures of one filtered column family: its filter's (LiveKeyFilterStats,
-// from LiveKeyFilter::GetStats; "lookups" there also counts the writers'
+// The figures of one filtered column family: its filter's (cuckoo::LiveKeyFilterStats,
+// from cuckoo::LiveKeyFilter::GetStats; "lookups" there also counts the writers'
 // checks) plus FilteredDB's own database-side counters.
-struct FilteredDBStats : LiveKeyFilterStats {
+struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
   uint64_t maybe_checks_live = 0;  // ... that found the key live
   uint64_t deferred_checks = 0;    // ... made after a Delete, at a snapshot
@@ -185,7 +185,7 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
       FilteredDBStats* stats) const = 0;
   // The filter of a column family (nullptr if none), for direct lock-free
   // MayContain queries. Owned by this object.
-  virtual const LiveKeyFilter* GetLiveKeyFilter(
+  virtual const cuckoo::LiveKeyFilter* GetLiveKeyFilter(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
   // Writes a snapshot of every filter to snapshot_dir now (temporary file,
   // fsync, rename). Blocks writers for the duration.

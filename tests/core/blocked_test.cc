@@ -24,7 +24,7 @@ namespace cuckoo {
 namespace internal {
 namespace {
 
-using rocksdb_cuckoo::internal::HashSpan;
+using cuckoo::internal::HashSpan;
 
 std::vector<uint64_t> Hashes(size_t n, uint64_t seed) {
   std::vector<uint64_t> h(n);

@@ -35,7 +35,7 @@ int WriteBlockedSeeds(const std::string& dir) {
         hashes.push_back(
             cuckoo::HashKey("blocked" + std::to_string(k)).value);
       }
-      const rocksdb_cuckoo::internal::HashSpan span{hashes.data(),
+      const cuckoo::internal::HashSpan span{hashes.data(),
                                                     hashes.size()};
       cuckoo::internal::BlockedBuildParams params;
       params.fingerprint_bits = f;

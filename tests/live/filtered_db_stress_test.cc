@@ -55,7 +55,7 @@ TEST(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
-  const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
 
   double min_seconds = 0;
   if (const char* env = getenv("CUCKOO_STRESS_SECONDS"))

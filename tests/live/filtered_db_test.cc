@@ -53,7 +53,7 @@ FilteredDBStats Stats(FilteredDB* db, ColumnFamilyHandle* cf = nullptr) {
 // per live key.
 void VerifyModel(FilteredDB* db, const Model& model, int universe,
                  ColumnFamilyHandle* cf = nullptr) {
-  const LiveKeyFilter* filter = db->GetLiveKeyFilter(cf);
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(cf);
   ASSERT_NE(filter, nullptr);
   db->WaitForDeleteChecks();  // exact from here on
   if (cf == nullptr) cf = db->DefaultColumnFamily();
@@ -625,7 +625,7 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
-  const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
   const uint64_t initial_capacity = Stats(db.get()).capacity;
   const int kKeys = 40000;
   uint64_t false_negatives = 0;
@@ -703,7 +703,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
-  const LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
   auto measure_fpr = [&](uint64_t salt) {
     const size_t kQueries = 8000000, kBatch = 1024;
     std::vector<uint64_t> hashes(kBatch);
@@ -714,7 +714,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
         // Never-inserted keys: a different prefix than Key().
         const std::string key =
             "never" + std::to_string(salt) + "_" + std::to_string(done + k);
-        hashes[k] = LiveKeyFilter::Hash(key);
+        hashes[k] = cuckoo::LiveKeyFilter::Hash(key);
       }
       filter->MayContainHashes(hashes.data(), kBatch, out.get());
       for (size_t k = 0; k < kBatch; ++k) positives += out[k];

@@ -19,7 +19,7 @@
 #include "live/live_snapshot.h"
 #include "live/live_table.h"
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace {
 
 using internal::LiveTable;
@@ -496,4 +496,4 @@ TEST(LiveSnapshot, RejectsInconsistentEntryCount) {
 }
 
 }  // namespace
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo

@@ -114,7 +114,7 @@ TEST(KeyHashTest, InlineHashIsCuckooHashKey) {
   for (size_t len = 0; len <= data.size(); ++len) {
     const size_t offset = rng() % 7;
     const size_t n = std::min(len, data.size() - offset);
-    EXPECT_EQ(internal::HashKeyInline(data.data() + offset, n),
+    EXPECT_EQ(cuckoo::internal::HashKeyInline(data.data() + offset, n),
               cuckoo::HashKey(std::string_view(data.data() + offset, n)).value)
         << len;
   }
@@ -814,10 +814,10 @@ TEST(BlockedFilterTest, GoldenBlockedBlock) {
   EXPECT_EQ(t[30], 1);       // semi-sorted
   EXPECT_EQ(t[31], 3);       // format version
   EXPECT_EQ(
-      internal::HashKeyInline(block.contents.data(), block.contents.size()),
+      cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size()),
       0xac2b69aa40f225b5ull)  // format 3
       << std::hex
-      << internal::HashKeyInline(block.contents.data(), block.contents.size());
+      << cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size());
 }
 
 // A builder that must stash: walks are off (SetBuilderMaxKicksForTesting(0)
@@ -849,7 +849,7 @@ TEST(BlockedFilterTest, BatchedEqualsSingleWithSecondaryBlocksAndStash) {
   std::vector<uint64_t> hashes;
   for (uint64_t i = 0; i < 400; ++i) {
     keys.push_back(Key(i));
-    hashes.push_back(internal::HashKeyInline(keys.back().data(),
+    hashes.push_back(cuckoo::internal::HashKeyInline(keys.back().data(),
                                              keys.back().size()));
   }
   for (uint64_t i = 0; i < 20000; ++i) probes.push_back(Key(i, "absent"));
@@ -860,7 +860,7 @@ TEST(BlockedFilterTest, BatchedEqualsSingleWithSecondaryBlocksAndStash) {
     params.fingerprint_bits = f;
     params.num_blocks = 3;
     params.max_stash = 400;
-    const internal::HashSpan span{hashes.data(), hashes.size()};
+    const cuckoo::internal::HashSpan span{hashes.data(), hashes.size()};
     std::vector<uint8_t> out(3 * 64 + 4 * 400 + 8 + 32, 0);
     cuckoo::internal::BlockedScratch scratch;
     const cuckoo::internal::BlockedBuildResult r = BuildBlockedTable(
@@ -917,10 +917,10 @@ TEST(FilterBitsTest, GoldenBlock) {
   const cuckoo::FilterStats s = StatsOf(block.contents);
   EXPECT_EQ(s.num_buckets, 28u);
   EXPECT_EQ(
-      internal::HashKeyInline(block.contents.data(), block.contents.size()),
+      cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size()),
       0xd480c3bd41646a5full)  // format 2 (whole-block checksum)
       << std::hex
-      << internal::HashKeyInline(block.contents.data(), block.contents.size());
+      << cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size());
 }
 
 TEST(FilterBitsTest, StatsCountBuildsAndReaders) {

@@ -12,7 +12,6 @@ namespace cuckoo {
 namespace internal {
 namespace {
 
-using rocksdb_cuckoo::internal::HashSpan;
 
 template <typename S>
 class BlockedBuilder {

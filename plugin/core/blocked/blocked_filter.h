@@ -20,8 +20,8 @@
 // different bucket pair and move away later. Entries only ever move between
 // their own two buckets of one block, so every item stays findable. O(n)
 // expected.
-#ifndef CUCKOO_PLUGIN_CORE_BLOCKED_FILTER_H_
-#define CUCKOO_PLUGIN_CORE_BLOCKED_FILTER_H_
+#ifndef CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
+#define CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -69,7 +69,7 @@ struct BlockedScratch {
 // max_stash items left over, or an unsupported fingerprint width) result.ok
 // is false and `out` is garbage; retry with another seed or more blocks.
 BlockedBuildResult BuildBlockedTable(
-    const rocksdb_cuckoo::internal::HashSpan* spans, size_t num_spans, size_t n,
+    const cuckoo::internal::HashSpan* spans, size_t num_spans, size_t n,
     const BlockedBuildParams& params, BlockedScratch* scratch, uint8_t* out);
 
 // Writes the version 3 trailer (filter_format.h) after the blocks and stash
@@ -103,4 +103,4 @@ double BlockedOverflowBitFraction(const BlockedView& view);
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BLOCKED_FILTER_H_
+#endif  // CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_

@@ -37,8 +37,8 @@
 // item's overflow bit is set (then, if the stash is not empty, it also
 // binary-searches the stash). Lines touched by a negative lookup:
 // 1 + (fraction of overflow bits set) (+ stash, rare).
-#ifndef CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
-#define CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
+#ifndef CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_LAYOUT_H_
+#define CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_LAYOUT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -255,4 +255,4 @@ struct BlockedTable {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BLOCKED_LAYOUT_H_
+#endif  // CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_LAYOUT_H_

@@ -36,8 +36,8 @@
 // Bucket choice, fingerprints and the alternate-bucket function are the
 // core's (cuckoo_table.h), so the result is read by CuckooTable<S>::Contains
 // like any other serialized filter.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_BULK_BUILDER_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_BULK_BUILDER_H_
+#ifndef CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_
+#define CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -51,14 +51,8 @@
 #include "build/hash_list.h"
 #include "filter/table_settings.h"
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
-
-using cuckoo::internal::AltBucket;
-using cuckoo::internal::BucketCodec;
-using cuckoo::internal::FingerprintOf;
-using cuckoo::internal::PrimaryBucket;
-using cuckoo::internal::SplitMix64;
 
 struct BulkBuildParams {
   uint32_t num_buckets = 0;  // even, >= 2
@@ -330,6 +324,6 @@ class BulkBuilder {
 };
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_BULK_BUILDER_H_
+#endif  // CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_

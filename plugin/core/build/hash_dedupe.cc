@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 namespace {
@@ -81,4 +81,4 @@ size_t DedupeHashes(std::vector<uint64_t>* hashes, DedupeScratch* scratch) {
 }
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo

@@ -14,14 +14,14 @@
 // bits select the primary bucket (FastRange32 is monotonic), so the output is
 // also grouped by primary bucket range, which keeps the filter builder's
 // accesses to primary buckets within a cache-sized window.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_DEDUPE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_DEDUPE_H_
+#ifndef CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_
+#define CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 // Buffers reused between calls.
@@ -37,6 +37,6 @@ struct DedupeScratch {
 size_t DedupeHashes(std::vector<uint64_t>* hashes, DedupeScratch* scratch);
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_DEDUPE_H_
+#endif  // CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_

@@ -5,15 +5,15 @@
 // doubles and copies, which touches twice the memory (page faults dominate
 // for fresh, large allocations) and copies every hash once more; chunks of
 // geometrically growing size are filled in place and read back in order.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_LIST_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_LIST_H_
+#ifndef CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_
+#define CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 // A contiguous run of hashes.
@@ -114,6 +114,6 @@ class HashList {
 };
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_HASH_LIST_H_
+#endif  // CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_

@@ -12,8 +12,8 @@
 //
 // Lookups compare all entries of a word at once (SWAR), without a branch per
 // entry.
-#ifndef CUCKOO_PLUGIN_CORE_BUCKET_CODEC_H_
-#define CUCKOO_PLUGIN_CORE_BUCKET_CODEC_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_BUCKET_CODEC_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_BUCKET_CODEC_H_
 
 #include <cstdint>
 
@@ -218,4 +218,4 @@ struct BucketCodec {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BUCKET_CODEC_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_BUCKET_CODEC_H_

@@ -13,8 +13,8 @@
 // alt is its own inverse for any m. With m even and r odd, alt(i) and i have
 // different parity, so the two buckets are always distinct. The fingerprint
 // is hashed before it is mixed in, so victims spread over the whole table.
-#ifndef CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
-#define CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_CUCKOO_TABLE_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_CUCKOO_TABLE_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -400,4 +400,4 @@ class CuckooTable {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_CUCKOO_TABLE_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_CUCKOO_TABLE_H_

@@ -50,8 +50,8 @@
 //
 // The trailer follows the table so that a bucket load near the end of the
 // table (up to 16 bytes wide) stays inside the serialized bytes.
-#ifndef CUCKOO_PLUGIN_CORE_FILTER_FORMAT_H_
-#define CUCKOO_PLUGIN_CORE_FILTER_FORMAT_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_FILTER_FORMAT_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_FILTER_FORMAT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -117,4 +117,4 @@ bool ResealChecksum(char* data, size_t size);
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_FILTER_FORMAT_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_FILTER_FORMAT_H_

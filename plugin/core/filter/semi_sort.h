@@ -6,8 +6,8 @@
 // a | b << 4 | c << 8 | d << 12. Its rank is the combinatorial number system
 // index of the strictly increasing (a, b+1, c+2, d+3):
 //   rank = C(a,1) + C(b+1,2) + C(c+2,3) + C(d+3,4)   in [0, 3876).
-#ifndef CUCKOO_PLUGIN_CORE_SEMI_SORT_H_
-#define CUCKOO_PLUGIN_CORE_SEMI_SORT_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_SEMI_SORT_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_SEMI_SORT_H_
 
 #include <array>
 #include <cstdint>
@@ -78,4 +78,4 @@ inline constexpr std::array<uint64_t, kSemiSortTableSize> kSemiSortSpread =
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_SEMI_SORT_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_SEMI_SORT_H_

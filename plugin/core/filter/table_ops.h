@@ -1,7 +1,7 @@
 // Runtime-dispatched access to the CuckooTable of one configuration.
 // Internal header.
-#ifndef CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
-#define CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_TABLE_OPS_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_TABLE_OPS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -49,4 +49,4 @@ const TableOps* GetTableOps(int fingerprint_bits, int bucket_size,
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_TABLE_OPS_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_TABLE_OPS_H_

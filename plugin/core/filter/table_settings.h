@@ -1,7 +1,7 @@
 // Compile-time parameters of a cuckoo table and the dispatch from runtime
 // (f, b, semi-sort) values to them. Internal header.
-#ifndef CUCKOO_PLUGIN_CORE_TABLE_SETTINGS_H_
-#define CUCKOO_PLUGIN_CORE_TABLE_SETTINGS_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_TABLE_SETTINGS_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_TABLE_SETTINGS_H_
 
 #include <cstdint>
 #include <type_traits>
@@ -115,4 +115,4 @@ bool DispatchSettings(int fp_bits, int bucket_size, bool semi_sort, Fn&& fn) {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_TABLE_SETTINGS_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_TABLE_SETTINGS_H_

@@ -2,8 +2,8 @@
 // SST reader (which probes the table through its own per-layout code) and
 // white-box tests, and to a CuckooFilter's table operations, for white-box
 // tests. Not part of the public API. Internal header.
-#ifndef CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
-#define CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
+#ifndef CUCKOO_PLUGIN_CORE_FILTER_VIEW_ACCESS_H_
+#define CUCKOO_PLUGIN_CORE_FILTER_VIEW_ACCESS_H_
 
 #include "cuckoo/cuckoo_filter.h"
 #include "filter/cuckoo_table.h"
@@ -39,4 +39,4 @@ struct FilterAccess {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_VIEW_ACCESS_H_
+#endif  // CUCKOO_PLUGIN_CORE_FILTER_VIEW_ACCESS_H_

@@ -7,7 +7,7 @@
 #include "live/live_table.h"
 #include "live/reader_gate.h"
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 
 using internal::LiveTable;
 using internal::ReaderGate;
@@ -281,4 +281,4 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
   return builder;
 }
 
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo

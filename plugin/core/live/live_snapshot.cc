@@ -6,13 +6,11 @@
 
 #include "util/bit_util.h"  // core: LoadLE / StoreLE
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 namespace {
 
-using cuckoo::internal::LoadLE;
-using cuckoo::internal::StoreLE;
 
 template <typename T>
 void Append(std::string* out, T value) {
@@ -128,4 +126,4 @@ std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
 }
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo

@@ -20,8 +20,8 @@
 //
 // A reader validates every field, the exact total size and the checksum,
 // and never reads outside the buffer. Anything unexpected: not used.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_H_
+#ifndef CUCKOO_PLUGIN_CORE_LIVE_LIVE_SNAPSHOT_H_
+#define CUCKOO_PLUGIN_CORE_LIVE_LIVE_SNAPSHOT_H_
 
 #include <cstdint>
 #include <memory>
@@ -30,7 +30,7 @@
 
 #include "live/live_table.h"
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 constexpr char kSnapshotMagic[8] = {'C', 'K', 'O', 'O', 'L', 'I', 'V', 'E'};
@@ -59,6 +59,6 @@ std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
                                               std::string* why);
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_H_
+#endif  // CUCKOO_PLUGIN_CORE_LIVE_LIVE_SNAPSHOT_H_

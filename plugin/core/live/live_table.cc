@@ -7,16 +7,11 @@
 #include "filter/bucket_codec.h"  // core: AnyZeroLane, LaneOnes
 #include "filter/cuckoo_table.h"  // core: PrimaryBucket, FingerprintOf, AltBucket
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 namespace {
 
-using cuckoo::internal::AltBucket;
-using cuckoo::internal::AnyZeroLane;
-using cuckoo::internal::FingerprintOf;
-using cuckoo::internal::LaneOnes;
-using cuckoo::internal::PrimaryBucket;
 
 constexpr int kF = LiveTable::kFingerprintBits;
 constexpr uint64_t kLaneMask = 0xffff;
@@ -337,4 +332,4 @@ bool LiveTable::Erase(uint64_t hash) {
 }
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo

@@ -32,15 +32,15 @@
 // Thread safety: Contains/ContainsBatch/LoadBucket/size may run in any
 // thread at any time. Insert/Erase/InitBucket must be serialized by the
 // caller (one writer at a time).
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TABLE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TABLE_H_
+#ifndef CUCKOO_PLUGIN_CORE_LIVE_LIVE_TABLE_H_
+#define CUCKOO_PLUGIN_CORE_LIVE_LIVE_TABLE_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 class LiveTable {
@@ -145,6 +145,6 @@ class LiveTable {
 };
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TABLE_H_
+#endif  // CUCKOO_PLUGIN_CORE_LIVE_LIVE_TABLE_H_

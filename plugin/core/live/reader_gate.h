@@ -11,14 +11,14 @@
 //
 // Each slot also carries per-thread-ish statistics counters, so that hot
 // readers do not share a counter cache line.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_READER_GATE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_READER_GATE_H_
+#ifndef CUCKOO_PLUGIN_CORE_LIVE_READER_GATE_H_
+#define CUCKOO_PLUGIN_CORE_LIVE_READER_GATE_H_
 
 #include <atomic>
 #include <cstdint>
 #include <thread>
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 class ReaderGate {
@@ -102,6 +102,6 @@ class ReaderGate {
 };
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_READER_GATE_H_
+#endif  // CUCKOO_PLUGIN_CORE_LIVE_READER_GATE_H_

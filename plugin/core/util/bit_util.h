@@ -1,7 +1,7 @@
 // Little-endian loads/stores, fast range reduction and hash mixing used by
 // the cuckoo table. Internal header.
-#ifndef CUCKOO_PLUGIN_CORE_BIT_UTIL_H_
-#define CUCKOO_PLUGIN_CORE_BIT_UTIL_H_
+#ifndef CUCKOO_PLUGIN_CORE_UTIL_BIT_UTIL_H_
+#define CUCKOO_PLUGIN_CORE_UTIL_BIT_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -63,4 +63,4 @@ inline uint64_t SplitMix64(uint64_t* state) {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BIT_UTIL_H_
+#endif  // CUCKOO_PLUGIN_CORE_UTIL_BIT_UTIL_H_

@@ -7,8 +7,8 @@
 // call through the PLT on every lookup. XXH3's output is fixed by its
 // specification since xxHash 0.8.0, so both give identical hashes (pinned by
 // a test).
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_KEY_HASH_INLINE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_KEY_HASH_INLINE_H_
+#ifndef CUCKOO_PLUGIN_CORE_UTIL_KEY_HASH_INLINE_H_
+#define CUCKOO_PLUGIN_CORE_UTIL_KEY_HASH_INLINE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +27,7 @@
 #error "xxHash >= 0.8.0 is needed (stable XXH3)"
 #endif
 
-namespace rocksdb_cuckoo {
+namespace cuckoo {
 namespace internal {
 
 inline uint64_t HashKeyInline(const char* data, size_t size) {
@@ -35,6 +35,6 @@ inline uint64_t HashKeyInline(const char* data, size_t size) {
 }
 
 }  // namespace internal
-}  // namespace rocksdb_cuckoo
+}  // namespace cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_KEY_HASH_INLINE_H_
+#endif  // CUCKOO_PLUGIN_CORE_UTIL_KEY_HASH_INLINE_H_

@@ -1,6 +1,6 @@
 // The per-column-family state of FilteredDB (internal).
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CF_STATE_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CF_STATE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -53,4 +53,4 @@ struct CfState {
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_CF_STATE_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CF_STATE_H_

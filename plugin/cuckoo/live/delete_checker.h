@@ -31,8 +31,8 @@
 // Thread safety: Add, Acquire and MarkWritten from any writer; Drain, Reset
 // and Stop from a thread that holds the exclusive writer lock or no lock
 // (never the filter mutex, which the resolve function takes).
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_DELETE_CHECKER_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_DELETE_CHECKER_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_DELETE_CHECKER_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_DELETE_CHECKER_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -145,4 +145,4 @@ class DeleteChecker {
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_DELETE_CHECKER_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_DELETE_CHECKER_H_

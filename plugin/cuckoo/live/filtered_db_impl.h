@@ -36,8 +36,8 @@
 // and leaves the check to the DeleteChecker (delete_checker.h), which reads
 // the queued keys at their snapshots with one MultiGet per snapshot and
 // erases the fingerprints of the keys that were live.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_FILTERED_DB_IMPL_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_FILTERED_DB_IMPL_H_
 
 #include <atomic>
 #include <functional>
@@ -314,4 +314,4 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_FILTERED_DB_IMPL_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_FILTERED_DB_IMPL_H_

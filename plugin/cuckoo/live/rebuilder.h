@@ -21,8 +21,8 @@
 // A thread is never joined under the writer lock: one that has not exited
 // when the next rebuild starts is joined by Stop (or by a later Start once it
 // has exited).
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_REBUILDER_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_REBUILDER_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_REBUILDER_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_REBUILDER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -38,6 +38,11 @@
 
 namespace rocksdb_cuckoo {
 namespace live {
+
+// The core's live-key filter, used throughout the RocksDB glue.
+using cuckoo::LiveKeyFilter;
+using cuckoo::LiveKeyFilterOptions;
+using cuckoo::LiveKeyFilterStats;
 
 class Rebuilder {
  public:
@@ -107,4 +112,4 @@ class Rebuilder {
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_REBUILDER_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_REBUILDER_H_

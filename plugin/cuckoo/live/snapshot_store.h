@@ -2,8 +2,8 @@
 // are written (temporary file, fsync, rename) and removed (then the
 // directory is synced), and the digest of the DB's on-disk state a snapshot
 // is bound to.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_
 
 #include <cstdint>
 #include <memory>
@@ -53,4 +53,4 @@ class SnapshotStore {
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_SNAPSHOT_STORE_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_

@@ -5,8 +5,8 @@
 //                                         filter updated, DB write next
 //   "ResolveDeferredChecks:BeforeRead"    delete checker, before it reads
 //                                         the keys at their snapshots
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_
 
 namespace rocksdb_cuckoo {
 namespace live {
@@ -19,4 +19,4 @@ void TestHook(const char* point);
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_TEST_HOOKS_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_

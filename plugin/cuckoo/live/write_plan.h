@@ -7,8 +7,8 @@
 // the range lists it; any other key is resolved by the caller's
 // LivenessOracle (a point read, or the assume_unique_writes promise).
 // Liveness after the write: replay of the write's operations in order.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_LIVE_WRITE_PLAN_H_
-#define ROCKSDB_CUCKOO_PLUGIN_LIVE_WRITE_PLAN_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_WRITE_PLAN_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_WRITE_PLAN_H_
 
 #include <cstdint>
 #include <functional>
@@ -136,4 +136,4 @@ ROCKSDB_NAMESPACE::Status PlanWrite(const std::vector<Op>& ops,
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_LIVE_WRITE_PLAN_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_WRITE_PLAN_H_

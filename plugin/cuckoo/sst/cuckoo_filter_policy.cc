@@ -72,6 +72,15 @@ namespace internal {
 using cuckoo::internal::BlockedSlot;
 using cuckoo::internal::BlockedTable;
 using cuckoo::internal::BlockedTableRef;
+using cuckoo::internal::BulkBuildParams;
+using cuckoo::internal::BulkBuildResult;
+using cuckoo::internal::BulkBuilder;
+using cuckoo::internal::BulkScratch;
+using cuckoo::internal::DedupeHashes;
+using cuckoo::internal::DedupeScratch;
+using cuckoo::internal::HashKeyInline;
+using cuckoo::internal::HashList;
+using cuckoo::internal::HashSpan;
 using cuckoo::internal::CuckooTable;
 using cuckoo::internal::DispatchSettings;
 using cuckoo::internal::TableRef;

@@ -41,8 +41,8 @@
 //   CUCKOO_ABI_HAS_ADD_KEY_AND_ALT 1 if FilterBitsBuilder::AddKeyAndAlt exists
 //   CUCKOO_ABI_HAS_CALCULATE_SPACE 1 if FilterBitsBuilder::CalculateSpace and
 //                                  EstimatedFpRate are (pure) virtuals
-#ifndef ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_
-#define ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_FILTER_BITS_ABI_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_FILTER_BITS_ABI_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -151,4 +151,4 @@ class FilterBitsReader {
 
 #endif  // CUCKOO_ABI_IN_TREE
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_FILTER_BITS_ABI_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_FILTER_BITS_ABI_H_

@@ -1,8 +1,8 @@
 // Configuration of the cuckoo FilterPolicy: options strings, the layouts of
 // the named factories, and the sizing rules shared by the builder (Finish),
 // ApproximateNumEntries and the tests. Internal header.
-#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_POLICY_CONFIG_H_
-#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_POLICY_CONFIG_H_
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_POLICY_CONFIG_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_POLICY_CONFIG_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -119,4 +119,4 @@ void SetBuilderMaxKicksForTesting(int max_kicks);
 }  // namespace internal
 }  // namespace rocksdb_cuckoo
 
-#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_POLICY_CONFIG_H_
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_SST_POLICY_CONFIG_H_
