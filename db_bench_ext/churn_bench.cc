@@ -960,56 +960,65 @@ int RunWriters() {
   return 0;
 }
 
-}  // namespace
+// ---------------------------------------------------------------- churn
+// bench steps (--bench=churn), in the order main runs them
 
-int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key "
-      "filter");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  if (FLAGS_bench == "writers") return RunWriters();
-  if (FLAGS_bench != "churn") {
-    fprintf(stderr, "--bench must be churn or writers\n");
-    return 1;
-  }
-  const uint64_t n = FLAGS_num;
-  const uint64_t churn =
-      (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * n) & ~uint64_t{1};
-  if (n < 100 || FLAGS_checkpoints == 0 || churn < 2 * FLAGS_checkpoints) {
+// The churn bench's settings derived from the flags.
+struct ChurnConfig {
+  uint64_t n = 0;        // live keys (--num)
+  uint64_t churn = 0;    // churn writes (even)
+  double bloom_bpk = 0;  // Bloom front filter bits/key
+  std::vector<std::string> modes;
+};
+
+// Validates the flags and derives the settings; false (with a message on
+// stderr) when the flags are out of range.
+bool MakeChurnConfig(ChurnConfig* config) {
+  config->n = FLAGS_num;
+  config->churn =
+      (FLAGS_churn_ops ? FLAGS_churn_ops : 10 * config->n) & ~uint64_t{1};
+  if (config->n < 100 || FLAGS_checkpoints == 0 ||
+      config->churn < 2 * FLAGS_checkpoints) {
     fprintf(stderr,
             "--num must be >= 100, --checkpoints >= 1, --churn_ops >= 2 * "
             "checkpoints\n");
-    return 1;
+    return false;
   }
   // The cuckoo filter's bits per key for N keys (for a same-memory Bloom).
   double cuckoo_bpk;
   {
     cuckoo::LiveKeyFilterOptions o;
-    LiveKeyFilter probe(o, n);
-    cuckoo_bpk = double(probe.GetStats().table_bytes) * 8 / double(n);
+    LiveKeyFilter probe(o, config->n);
+    cuckoo_bpk = double(probe.GetStats().table_bytes) * 8 / double(config->n);
   }
-  const double bloom_bpk =
+  config->bloom_bpk =
       FLAGS_bloom_bits_per_key > 0 ? FLAGS_bloom_bits_per_key : cuckoo_bpk;
+  {
+    std::stringstream ss(FLAGS_modes);
+    std::string m;
+    while (std::getline(ss, m, ',')) config->modes.push_back(m);
+  }
+  return true;
+}
+
+void PrintChurnHeader(const ChurnConfig& config) {
   printf("churn_bench: N=%" PRIu64 " live keys, %" PRIu64
          " churn writes, value %" PRIu64 " B, block cache %" PRIu64
          " MiB, memtable %" PRIu64
          " MiB, SST bloom %d bits/key, "
          "cache_index_and_filter_blocks=%d, Bloom front filter %.2f bits/key "
          "rebuilt every %" PRIu64 " writes, seed %" PRIu64 "\n",
-         n, churn, FLAGS_value_size, FLAGS_block_cache_mb,
+         config.n, config.churn, FLAGS_value_size, FLAGS_block_cache_mb,
          FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits,
-         int(FLAGS_cache_index_and_filter_blocks), bloom_bpk,
-         FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : n, FLAGS_seed);
+         int(FLAGS_cache_index_and_filter_blocks), config.bloom_bpk,
+         FLAGS_bloom_rebuild_every ? FLAGS_bloom_rebuild_every : config.n,
+         FLAGS_seed);
+}
 
-  std::vector<std::string> modes;
-  {
-    std::stringstream ss(FLAGS_modes);
-    std::string m;
-    while (std::getline(ss, m, ',')) modes.push_back(m);
-  }
-  std::vector<Checkpoint> timeline;
-  std::vector<std::unique_ptr<ModeRunner>> runners;
-  for (const std::string& m : modes) {
+// One runner (fresh DB) per mode of --modes; false on an unknown mode.
+bool OpenRunners(const ChurnConfig& config,
+                 std::vector<std::unique_ptr<ModeRunner>>* runners) {
+  for (const std::string& m : config.modes) {
     Kind kind;
     bool unique = false;
     if (m == "plain")
@@ -1023,19 +1032,27 @@ int main(int argc, char** argv) {
       unique = true;
     } else {
       fprintf(stderr, "unknown mode %s\n", m.c_str());
-      return 1;
+      return false;
     }
-    runners.push_back(
-        std::make_unique<ModeRunner>(m, kind, unique, bloom_bpk, n));
+    runners->push_back(std::make_unique<ModeRunner>(
+        m, kind, unique, config.bloom_bpk, config.n));
   }
-  // All modes advance in lockstep, chunk by chunk.
+  return true;
+}
+
+// The fill, then the churn with its checkpoints; all modes advance in
+// lockstep, chunk by chunk. Appends every checkpoint to `timeline`.
+void RunFillAndChurn(const ChurnConfig& config,
+                     const std::vector<std::unique_ptr<ModeRunner>>& runners,
+                     std::vector<Checkpoint>* timeline) {
+  const uint64_t n = config.n, churn = config.churn;
   const uint64_t chunk = std::max<uint64_t>(1000, n / 20) & ~uint64_t{1};
   for (uint64_t done = 0; done < n; done += chunk) {
     for (auto& r : runners) r->FillChunk(std::min(chunk, n - done));
     fprintf(stderr, "fill %" PRIu64 "/%" PRIu64 "\n", std::min(done + chunk, n),
             n);
   }
-  for (auto& r : runners) r->AfterFill(&timeline);
+  for (auto& r : runners) r->AfterFill(timeline);
   const uint64_t per_checkpoint =
       std::max<uint64_t>(2, churn / FLAGS_checkpoints) & ~uint64_t{1};
   uint64_t writes = 0;
@@ -1047,14 +1064,34 @@ int main(int argc, char** argv) {
       for (auto& r : runners) r->ChurnChunk(step);
       writes += step;
     }
-    for (auto& r : runners) r->AddCheckpoint(cp, &timeline);
+    for (auto& r : runners) r->AddCheckpoint(cp, timeline);
     fprintf(stderr, "churn %" PRIu64 "/%" PRIu64 " writes\n", writes, churn);
   }
   if (FLAGS_wait_for_compaction) {
     fprintf(stderr, "waiting for compactions\n");
     for (auto& r : runners) r->WaitForCompactions();
   }
-  // Final Gets: the same keys for every mode, in lockstep chunks.
+}
+
+// Gets of `keys` in every mode, in lockstep chunks; per mode, the latencies
+// go to (*ns)[m] and the summed time to (*seconds)[m].
+void LockstepGets(const std::vector<std::string>& keys, bool negative,
+                  const std::vector<std::unique_ptr<ModeRunner>>& runners,
+                  std::vector<std::vector<uint64_t>>* ns,
+                  std::vector<double>* seconds) {
+  const size_t get_chunk = 10000;
+  for (size_t start = 0; start < keys.size(); start += get_chunk) {
+    const std::vector<std::string> part(
+        keys.begin() + start,
+        keys.begin() + std::min(keys.size(), start + get_chunk));
+    for (size_t m = 0; m < runners.size(); ++m)
+      runners[m]->Gets(part, negative, &(*ns)[m], &(*seconds)[m]);
+  }
+}
+
+// The final Gets (the same keys for every mode), then each mode's result.
+std::vector<ModeResult> RunFinalGets(
+    const std::vector<std::unique_ptr<ModeRunner>>& runners) {
   fprintf(stderr, "%" PRIu64 " negative Gets per mode\n", FLAGS_neg_gets);
   const uint64_t oldest = runners.front()->oldest(),
                  next = runners.front()->next();
@@ -1071,21 +1108,8 @@ int main(int argc, char** argv) {
   std::vector<std::vector<uint64_t>> neg_ns(runners.size()),
       pos_ns(runners.size());
   std::vector<double> neg_secs(runners.size()), pos_secs(runners.size());
-  const size_t get_chunk = 10000;
-  for (size_t start = 0; start < neg_keys.size(); start += get_chunk) {
-    const std::vector<std::string> part(
-        neg_keys.begin() + start,
-        neg_keys.begin() + std::min(neg_keys.size(), start + get_chunk));
-    for (size_t m = 0; m < runners.size(); ++m)
-      runners[m]->Gets(part, true, &neg_ns[m], &neg_secs[m]);
-  }
-  for (size_t start = 0; start < pos_keys.size(); start += get_chunk) {
-    const std::vector<std::string> part(
-        pos_keys.begin() + start,
-        pos_keys.begin() + std::min(pos_keys.size(), start + get_chunk));
-    for (size_t m = 0; m < runners.size(); ++m)
-      runners[m]->Gets(part, false, &pos_ns[m], &pos_secs[m]);
-  }
+  LockstepGets(neg_keys, true, runners, &neg_ns, &neg_secs);
+  LockstepGets(pos_keys, false, runners, &pos_ns, &pos_secs);
   std::vector<ModeResult> results;
   for (size_t m = 0; m < runners.size(); ++m) {
     ModeRunner& r = *runners[m];
@@ -1098,8 +1122,10 @@ int main(int argc, char** argv) {
     r.result.pos_p50 = Summarize(&pos_ns[m]).p50;
     results.push_back(r.result);
   }
-  runners.clear();
+  return results;
+}
 
+void PrintTimeline(const std::vector<Checkpoint>& timeline) {
   Table tl(
       "timeline",
       {"mode", "checkpoint", "writes_done", "live_keys", "fpr_never_inserted",
@@ -1114,7 +1140,10 @@ int main(int argc, char** argv) {
   }
   tl.Print();
   tl.WriteCsv();
+}
 
+// The summary table (ratios against the plain mode when it ran).
+void PrintSummary(const std::vector<ModeResult>& results, uint64_t n) {
   const ModeResult* plain = nullptr;
   for (const auto& r : results) {
     if (r.name == "plain") plain = &r;
@@ -1143,9 +1172,7 @@ int main(int argc, char** argv) {
                         "rebuild_seconds",
                         "sst_bytes",
                         "errors"});
-  const ModeResult* cuckoo = nullptr;
   for (const auto& r : results) {
-    if (r.name.rfind("cuckoo", 0) == 0 && cuckoo == nullptr) cuckoo = &r;
     const double wps = double(r.churn_writes) / r.churn_seconds;
     const double plain_wps =
         plain ? double(plain->churn_writes) / plain->churn_seconds : 0;
@@ -1176,38 +1203,74 @@ int main(int argc, char** argv) {
   }
   sum.Print();
   sum.WriteCsv();
+}
 
-  if (cuckoo != nullptr) {
-    // Counting Bloom at the cuckoo's final FPR: smallest counters/key (step
-    // 0.5, optimal k) whose measured FPR after the same churn is <= it.
-    const double target = cuckoo->fpr_churn;
-    Table cb("counting_bloom",
-             {"counters_per_key", "bits_per_key", "hashes",
-              "fpr_never_inserted", "cuckoo_fpr", "cuckoo_bits_per_key",
-              "ratio_bits_vs_cuckoo", "selected"});
-    const double theory =
-        -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
-    bool found = false;
-    for (double c = std::floor(theory) - 1; c <= theory + 12 && !found;
-         c += 0.5) {
-      const int k =
-          std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
-      fprintf(stderr, "[counting bloom] %.1f counters/key, k=%d\n", c, k);
-      const double fpr = CountingBloomFpr(n, churn, c, k);
-      found = fpr <= target;
-      cb.Add({Fmt(c, "%.1f"), Fmt(4 * c, "%.1f"), std::to_string(k),
-              Fmt(fpr, "%.3e"), Fmt(target, "%.3e"),
-              Fmt(cuckoo->bits_per_key, "%.2f"),
-              Fmt(4 * c / cuckoo->bits_per_key, "%.2f"), found ? "1" : "0"});
+// Counting Bloom at the cuckoo's final FPR: smallest counters/key (step
+// 0.5, optimal k) whose measured FPR after the same churn is <= it.
+void PrintCountingBloom(const ChurnConfig& config, const ModeResult& cuckoo) {
+  const double target = cuckoo.fpr_churn;
+  Table cb("counting_bloom",
+           {"counters_per_key", "bits_per_key", "hashes", "fpr_never_inserted",
+            "cuckoo_fpr", "cuckoo_bits_per_key", "ratio_bits_vs_cuckoo",
+            "selected"});
+  const double theory =
+      -std::log(std::max(target, 1e-9)) / (std::log(2.0) * std::log(2.0));
+  bool found = false;
+  for (double c = std::floor(theory) - 1; c <= theory + 12 && !found;
+       c += 0.5) {
+    const int k = std::max(1, static_cast<int>(std::lround(c * std::log(2.0))));
+    fprintf(stderr, "[counting bloom] %.1f counters/key, k=%d\n", c, k);
+    const double fpr = CountingBloomFpr(config.n, config.churn, c, k);
+    found = fpr <= target;
+    cb.Add({Fmt(c, "%.1f"), Fmt(4 * c, "%.1f"), std::to_string(k),
+            Fmt(fpr, "%.3e"), Fmt(target, "%.3e"),
+            Fmt(cuckoo.bits_per_key, "%.2f"),
+            Fmt(4 * c / cuckoo.bits_per_key, "%.2f"), found ? "1" : "0"});
+  }
+  cb.Print();
+  cb.WriteCsv();
+  printf(
+      "\ncounting Bloom (4-bit counters) at the cuckoo's FPR %.3e: theory "
+      "%.1f bits/key "
+      "(4 x %.2f counters), cuckoo %.2f bits/key: ratio %.2f (theory)\n",
+      target, 4 * theory, theory, cuckoo.bits_per_key,
+      4 * theory / cuckoo.bits_per_key);
+}
+
+// --bench=churn: the sliding-window report described at the top.
+int RunChurn() {
+  ChurnConfig config;
+  if (!MakeChurnConfig(&config)) return 1;
+  PrintChurnHeader(config);
+  std::vector<std::unique_ptr<ModeRunner>> runners;
+  if (!OpenRunners(config, &runners)) return 1;
+  std::vector<Checkpoint> timeline;
+  RunFillAndChurn(config, runners, &timeline);
+  const std::vector<ModeResult> results = RunFinalGets(runners);
+  runners.clear();
+
+  PrintTimeline(timeline);
+  PrintSummary(results, config.n);
+  for (const auto& r : results) {
+    if (r.name.rfind("cuckoo", 0) == 0) {
+      PrintCountingBloom(config, r);
+      break;
     }
-    cb.Print();
-    cb.WriteCsv();
-    printf(
-        "\ncounting Bloom (4-bit counters) at the cuckoo's FPR %.3e: theory "
-        "%.1f bits/key "
-        "(4 x %.2f counters), cuckoo %.2f bits/key: ratio %.2f (theory)\n",
-        target, 4 * theory, theory, cuckoo->bits_per_key,
-        4 * theory / cuckoo->bits_per_key);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gflags::SetUsageMessage(
+      "churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key "
+      "filter");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  if (FLAGS_bench == "writers") return RunWriters();
+  if (FLAGS_bench != "churn") {
+    fprintf(stderr, "--bench must be churn or writers\n");
+    return 1;
+  }
+  return RunChurn();
 }
