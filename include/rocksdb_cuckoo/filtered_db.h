@@ -162,7 +162,7 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // Opens the given column families (as DB::Open); the handles are owned by
   // the caller and must be destroyed (DestroyColumnFamilyHandle) before the
   // FilteredDB, as with a plain DB. Builds or loads the filters before
-  // returning.
+  // returning. See DestroyColumnFamilyHandle.
   static ROCKSDB_NAMESPACE::Status Open(
       const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
       const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>&
@@ -172,8 +172,25 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
       std::unique_ptr<FilteredDB>* db);
 
   // Persists snapshots (if configured), stops background work and closes
-  // the DB. Called by the destructor if not called before.
+  // the DB. Called by the destructor if not called before. As DB::Close,
+  // returns Aborted and leaves the DB usable while a snapshot is held.
   ROCKSDB_NAMESPACE::Status Close() override = 0;
+
+  // Destroys a column family handle, as DB::DestroyColumnFamilyHandle, and
+  // with the same freedom: any handle from Open or CreateColumnFamily, at
+  // any time it is no longer in use, including the default family's handle
+  // from Open (DefaultColumnFamily() stays valid; destroying that one is
+  // refused with InvalidArgument). FilteredDB reads filtered families on its
+  // own (delete checks, rebuild scans, flushes of unlogged writes): the
+  // default family through DefaultColumnFamily(), the others through the
+  // handle Open returned, which this call therefore keeps alive until Close
+  // instead of destroying it (the caller must not use it any more).
+  // Handles of filtered families must therefore be destroyed through this
+  // method, as RocksDB asks for every handle: `delete handle` or
+  // GetBaseDB()->DestroyColumnFamilyHandle would free a handle FilteredDB
+  // still reads through.
+  ROCKSDB_NAMESPACE::Status DestroyColumnFamilyHandle(
+      ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) override = 0;
 
   // True if the column family (nullptr = default) has an active filter.
   virtual bool HasFilter(

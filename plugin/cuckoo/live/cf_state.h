@@ -39,7 +39,11 @@ struct CfCounters {
 struct CfState {
   uint32_t id = 0;
   std::string name;
-  ROCKSDB_NAMESPACE::ColumnFamilyHandle* handle = nullptr;  // caller-owned
+  // The handle FilteredDB reads the family through (checks, scans, flushes):
+  // DefaultColumnFamily() for the default family (owned by the DB), else
+  // the caller's handle from Open, which DestroyColumnFamilyHandle keeps
+  // alive until Close (retired) once the caller destroys it.
+  ROCKSDB_NAMESPACE::ColumnFamilyHandle* handle = nullptr;
   const ROCKSDB_NAMESPACE::Comparator* comparator = nullptr;
   std::unique_ptr<LiveKeyFilter> filter;
   std::atomic<bool> dropped{false};

@@ -166,6 +166,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   }
   Status DropColumnFamilies(
       const std::vector<ColumnFamilyHandle*>& cfs) override;
+  // The handle FilteredDB reads a filtered, not dropped, non-default family
+  // through is retired (kept until Close); any other handle is destroyed.
+  Status DestroyColumnFamilyHandle(ColumnFamilyHandle* cf) override;
   Status Close() override { return CloseImpl(); }
 
   // ------------------------------------------------------------ FilteredDB
@@ -262,6 +265,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Removes the snapshot files of these column families (see SnapshotStore).
   void RemoveSnapshots(const std::vector<CfState*>& states);
   Status CloseImpl();
+  // Destroys the retired handles (background work stopped, the DB still
+  // open: RocksDB requires every handle gone before it closes). Returns the
+  // states that read through them.
+  std::vector<CfState*> DestroyRetiredHandles();
   void Info(const char* format, ...) const
       __attribute__((format(printf, 2, 3)));
 
@@ -305,6 +312,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::unique_ptr<StripeMutex[]> stripes_;
   std::unique_ptr<CheckSnapshots> check_snapshots_;
   std::unique_ptr<DeleteChecker> checker_;
+  std::mutex retired_mu_;
+  // Handles the caller destroyed that CfState::handle still points to.
+  std::vector<ColumnFamilyHandle*> retired_;
   std::atomic<bool> unlogged_writes_{false};  // a disableWAL write happened
   bool initialized_ = false;                  // Init succeeded
   bool closed_ = false;

@@ -47,8 +47,9 @@ FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
 FilteredDBImpl::~FilteredDBImpl() {
   CloseImpl().PermitUncheckedError();
   // A failed Close leaves the DB open; the base destructor closes it. No
-  // thread may outlive the states.
+  // thread may outlive the states, and no handle the DB.
   StopBackgroundWork();
+  DestroyRetiredHandles();
 }
 
 Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
@@ -64,6 +65,13 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
     const std::string name = h->GetName();
     auto pos = std::find(wanted.begin(), wanted.end(), name);
     if (!wanted.empty() && pos == wanted.end()) continue;
+    // A family opened twice (two descriptors) is filtered once, through
+    // its first handle.
+    const uint32_t id = h->GetID();
+    if (std::any_of(states_.begin(), states_.end(),
+                    [id](const auto& state) { return state->id == id; })) {
+      continue;
+    }
     // A name listed twice is one column family.
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i] == name) matched[i] = true;
@@ -73,9 +81,12 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
                                   "' uses user-defined timestamps");
     }
     auto state = std::make_unique<CfState>();
-    state->id = h->GetID();
+    state->id = id;
     state->name = name;
-    state->handle = h;
+    // Not the caller's default handle: DefaultColumnFamily() outlives it.
+    state->handle =
+        id == db_->DefaultColumnFamily()->GetID() ? db_->DefaultColumnFamily()
+                                                  : h;
     state->comparator = h->GetComparator();
     state->rebuilder = NewRebuilder(state.get());
     max_id = std::max(max_id, state->id);
@@ -201,7 +212,7 @@ Status FilteredDBImpl::MakeWritesDurableLocked() {
     // sequence number: make them durable before recording the sequence.
     std::vector<ColumnFamilyHandle*> handles;
     for (auto& s : states_) {
-      if (!s->dropped.load(std::memory_order_relaxed))
+      if (!s->dropped.load(std::memory_order_relaxed) && s->handle != nullptr)
         handles.push_back(s->handle);
     }
     Status st = db_->Flush(ROCKSDB_NAMESPACE::FlushOptions(), handles);
@@ -282,6 +293,40 @@ Status FilteredDBImpl::DropColumnFamilies(
   return st;
 }
 
+Status FilteredDBImpl::DestroyColumnFamilyHandle(ColumnFamilyHandle* cf) {
+  if (cf != nullptr && cf != db_->DefaultColumnFamily()) {
+    const uint32_t id = cf->GetID();
+    CfState* s = id < by_id_.size() ? by_id_[id] : nullptr;
+    if (s != nullptr && s->handle == cf) {
+      std::lock_guard<std::mutex> lock(retired_mu_);
+      if (!s->dropped.load(std::memory_order_acquire)) {
+        retired_.push_back(cf);
+        return Status::OK();
+      }
+      // Dropped: read no more (the drop drained its checks and waited for
+      // its rebuild), so the handle can go now.
+      s->handle = nullptr;
+    }
+  }
+  return db_->DestroyColumnFamilyHandle(cf);
+}
+
+std::vector<CfState*> FilteredDBImpl::DestroyRetiredHandles() {
+  std::vector<ColumnFamilyHandle*> retired;
+  {
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    retired.swap(retired_);
+  }
+  std::vector<CfState*> states;
+  for (ColumnFamilyHandle* h : retired) {
+    for (auto& s : states_) {
+      if (s->handle == h) states.push_back(s.get());
+    }
+    db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  return states;
+}
+
 Status FilteredDBImpl::GetFilterStats(ColumnFamilyHandle* cf,
                                       FilteredDBStats* stats) const {
   const CfState* s = State(cf);
@@ -320,10 +365,34 @@ Status FilteredDBImpl::CloseImpl() {
       seq = db_->GetLatestSequenceNumber();
     }
   }
-  Status s = db_->Close();
+  // RocksDB refuses to close while snapshots are held (Aborted, the DB
+  // stays usable); the retired handles must be gone before it closes, and
+  // must stay while it is usable, so the refusal is checked first.
+  uint64_t snapshots = 0;
+  Status s;
+  {
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    if (!retired_.empty() &&
+        db_->GetIntProperty(db_->DefaultColumnFamily(), "rocksdb.num-snapshots",
+                            &snapshots) &&
+        snapshots != 0) {
+      s = Status::Aborted("Cannot close DB with unreleased snapshot.");
+    }
+  }
+  std::vector<CfState*> unreadable;
+  if (s.ok()) {
+    unreadable = DestroyRetiredHandles();
+    s = db_->Close();
+  }
   if (s.IsAborted()) {
     // Nothing was closed (e.g. unreleased snapshots): the DB stays usable,
-    // growth may run again, and Close can be retried.
+    // growth may run again, and Close can be retried. A family whose
+    // retired handle is gone (a snapshot taken during Close) can no longer
+    // be read by FilteredDB: it is no longer filtered, as if dropped.
+    for (CfState* st : unreadable) {
+      st->filter->SetBypass(true);
+      st->dropped.store(true, std::memory_order_release);
+    }
     for (auto& st : states_) st->rebuilder->Resume();
     return s;
   }
