@@ -21,8 +21,13 @@
 // (Put, PutEntity, Delete, SingleDelete, Merge) of different keys run
 // concurrently (RocksDB group-commits their DB writes); writes of one key
 // are serialized (a lock stripe per key). Batches (Write) and DeleteRange
-// run alone: they wait for in-flight single-key writes and block new ones.
-// Writes to other column families only are not serialized.
+// run alone: they wait for in-flight single-key writes and block new ones
+// (a waiting batch goes before single-key writes that arrive after it, so it
+// waits only for those already in flight; the same holds for the other
+// exclusive operations: WaitForDeleteChecks, RebuildFilter,
+// PersistFilterSnapshots, IngestExternalFile(s), DropColumnFamily, a
+// growth start, Close). Writes to other column families only are not
+// serialized.
 //
 // Exact deletion. A fingerprint is erased only for a key that really was
 // live, and a key that is already live is not inserted twice. When the filter

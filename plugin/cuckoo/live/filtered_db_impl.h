@@ -20,11 +20,16 @@
 // a reader (which only reads the filter, then the DB) cannot miss a key.
 //
 // Locks, in acquisition order:
-//   write_mu_ (shared_mutex)  shared: single-key writes (Put, PutEntity,
+//   write_mu_ (WriterLock)  shared: single-key writes (Put, PutEntity,
 //       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
 //       groups their DB writes. Exclusive (ExclusiveLock): batches,
 //       DeleteRange, growth start, rebuilds, ingestion, drops, snapshots,
-//       close; it first drains the deferred delete checks.
+//       close; it first drains the deferred delete checks. Exclusive
+//       lockers are preferred (writer_lock.h): one waits
+//       only for the single-key writes already in flight, however many
+//       writers keep coming. Not recursive: no path asks for it while it
+//       holds it (the delete checker, the rebuild threads and the inline
+//       resolve of a full check queue take filter_mu_ only).
 //   stripe of (column family, key)  single-key writes: the writes of one key
 //       are serialized, so a point read under the stripe sees every earlier
 //       write of the key and no later one (exactness without a global lock).
@@ -43,7 +48,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -54,6 +58,7 @@
 #include "snapshot_store.h"
 #include "test_hooks.h"
 #include "write_plan.h"
+#include "writer_lock.h"
 
 // RocksDB 9.0: Get/MultiGet overloads final (see the read entry points).
 #define CUCKOO_DB_READS_FINAL (ROCKSDB_MAJOR >= 9)
@@ -287,7 +292,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
       db->check_snapshots_->Reset();
       return true;
     }
-    std::unique_lock<std::shared_mutex> write_;
+    std::unique_lock<WriterLock> write_;
     bool drained_;
     std::unique_lock<std::mutex> filter_;
   };
@@ -307,7 +312,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::unique_ptr<SnapshotStore> snapshots_;
   std::vector<std::unique_ptr<CfState>> states_;
   std::vector<CfState*> by_id_;  // immutable after Init
-  std::shared_mutex write_mu_;
+  WriterLock write_mu_;
   std::mutex filter_mu_;
   std::unique_ptr<StripeMutex[]> stripes_;
   std::unique_ptr<CheckSnapshots> check_snapshots_;

@@ -2,6 +2,7 @@
 // planned (write_plan.h), then the filter is updated around the DB write
 // (protocol and locks in filtered_db_impl.h).
 #include <algorithm>
+#include <shared_mutex>
 
 #include "filtered_db_impl.h"
 #include "rocksdb/iterator.h"
@@ -162,7 +163,7 @@ template <typename WriteFn>
 bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
                                     OpType type, const Slice& key,
                                     WriteFn&& write, Status* status) {
-  std::shared_lock<std::shared_mutex> shared(write_mu_);
+  std::shared_lock<WriterLock> shared(write_mu_);
   if (s->dropped.load(std::memory_order_relaxed)) {
     *status = write();
     return true;
