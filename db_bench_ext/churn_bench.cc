@@ -34,7 +34,9 @@
 //
 // --bench=writers instead measures write throughput alone: plain vs
 // FilteredDB with 1 and 4 writer threads, side by side, medians over
-// repetitions (see RunWriters below).
+// repetitions (see RunWriters below). --bench=batch_latency measures the
+// latency of batches and other exclusive operations while 4 single-key
+// writers run flat out, plain vs FilteredDB (see RunBatchLatency below).
 //
 // Output: human-readable tables on stdout, progress on stderr. With
 // --csv_prefix=P, each table is also written as CSV. Columns (stable):
@@ -60,6 +62,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -80,6 +83,7 @@
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
+#include "rocksdb/write_batch.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
 DEFINE_uint64(num, 200000, "live keys N (the churn window)");
@@ -125,6 +129,20 @@ DEFINE_string(writer_modes, "plain,cuckoo",
 DEFINE_uint64(reps, 7, "writers bench: repetitions (medians reported)");
 DEFINE_uint64(rep_ops, 0,
               "writers bench: churn writes per repetition and mode (0 = num)");
+DEFINE_string(batch_modes, "plain,cuckoo",
+              "batch_latency bench: modes (plain first, as in --writer_modes)");
+DEFINE_uint64(batch_writers, 4,
+              "batch_latency bench: single-key writer threads flat out");
+DEFINE_uint64(batches, 30, "batch_latency bench: batches per repetition");
+DEFINE_uint64(batch_ops, 100,
+              "batch_latency bench: operations per batch (half Put, half "
+              "Delete)");
+DEFINE_uint64(batch_interval_us, 5000,
+              "batch_latency bench: pause after each exclusive operation");
+DEFINE_uint64(exclusive_ops, 5,
+              "batch_latency bench: DeleteRange calls (and, FilteredDB, "
+              "WaitForDeleteChecks and PersistFilterSnapshots) per "
+              "repetition");
 
 namespace {
 
@@ -754,10 +772,24 @@ std::vector<std::string> SplitList(const std::string& list) {
 // j * T + t (j = 0, 1, ...), a sliding window [oldest[t], next[t]) of them.
 class WriterDb {
  public:
-  WriterDb(const std::string& mode, uint64_t threads)
-      : mode_(mode), threads_(threads), next_(threads, 0), oldest_(threads, 0) {
-    path_ = FLAGS_db + "/writers_" + mode + "_" + std::to_string(threads);
+  // A DB at `path` (default: per mode and thread count); FilteredDB modes
+  // persist snapshots into `snapshot_dir` if given.
+  WriterDb(const std::string& mode, uint64_t threads, std::string path = "",
+           std::string snapshot_dir = "")
+      : mode_(mode),
+        path_(std::move(path)),
+        snapshot_dir_(std::move(snapshot_dir)),
+        threads_(threads),
+        next_(threads, 0),
+        oldest_(threads, 0) {
+    if (path_.empty()) {
+      path_ = FLAGS_db + "/writers_" + mode + "_" + std::to_string(threads);
+    }
     std::filesystem::remove_all(path_);
+    if (!snapshot_dir_.empty()) {
+      std::filesystem::remove_all(snapshot_dir_);
+      std::filesystem::create_directories(snapshot_dir_);
+    }
     std::filesystem::create_directories(FLAGS_db);
     if (mode == "plain") {
       plain_ = OpenPlainDb(path_);
@@ -768,6 +800,8 @@ class WriterDb {
       fopts.filter.initial_capacity = FLAGS_num;
       fopts.assume_unique_writes = mode == "cuckoo_unique";
       fopts.defer_delete_checks = mode != "cuckoo_sync";
+      fopts.snapshot_dir = snapshot_dir_;
+      fopts.persist_on_close = false;
       Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
       db_ = fdb_.get();
     } else {
@@ -779,6 +813,7 @@ class WriterDb {
     fdb_.reset();
     plain_.reset();
     std::filesystem::remove_all(path_);
+    if (!snapshot_dir_.empty()) std::filesystem::remove_all(snapshot_dir_);
   }
   const std::string& mode() const { return mode_; }
   FilteredDB* fdb() const { return fdb_.get(); }
@@ -798,23 +833,38 @@ class WriterDb {
   // `writes` churn writes split over the threads; returns seconds.
   double Churn(uint64_t writes) {
     const uint64_t pairs = writes / 2 / threads_;
-    std::vector<std::thread> workers;
     const auto start = Clock::now();
-    for (uint64_t t = 0; t < threads_; ++t) {
-      workers.emplace_back([this, t, pairs] {
-        for (uint64_t p = 0; p < pairs; ++p) {
-          const uint64_t i = Index(t, next_[t]++);
-          Check(db_->Put(WriteOptions(), MakeKey(i), ValueOf(i)), "put");
-          Check(db_->Delete(WriteOptions(), MakeKey(Index(t, oldest_[t]++))),
-                "delete");
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
+    ChurnWhile([pairs](uint64_t p) { return p < pairs; });
     // Deferred delete checks still queued are part of the writes' cost.
     if (fdb_ != nullptr) fdb_->WaitForDeleteChecks();
     return Seconds(start, Clock::now());
   }
+
+  // Churn on every thread (alternately Put a new key and Delete the oldest
+  // live key of the thread's window) while keep_going(pairs the thread has
+  // done) is true; returns the writes done by all threads.
+  template <typename KeepGoing>
+  uint64_t ChurnWhile(KeepGoing keep_going) {
+    std::vector<std::thread> workers;
+    std::vector<uint64_t> pairs(threads_, 0);
+    for (uint64_t t = 0; t < threads_; ++t) {
+      workers.emplace_back([this, t, &pairs, &keep_going] {
+        for (uint64_t p = 0; keep_going(p); ++p) {
+          const uint64_t i = Index(t, next_[t]++);
+          Check(db_->Put(WriteOptions(), MakeKey(i), ValueOf(i)), "put");
+          Check(db_->Delete(WriteOptions(), MakeKey(Index(t, oldest_[t]++))),
+                "delete");
+          pairs[t] = p + 1;
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    uint64_t writes = 0;
+    for (uint64_t p : pairs) writes += 2 * p;
+    return writes;
+  }
+
+  DB* db() const { return db_; }
 
   // Negative Gets of the given keys; returns Gets per second. Counts
   // answers other than NotFound as errors.
@@ -859,7 +909,7 @@ class WriterDb {
   void WaitForCompactions() { WaitForBackgroundJobs(db_); }
 
  private:
-  std::string mode_, path_;
+  std::string mode_, path_, snapshot_dir_;
   uint64_t threads_;
   std::vector<uint64_t> next_, oldest_;
   std::unique_ptr<DB> plain_;
@@ -952,6 +1002,199 @@ int RunWriters() {
                    Fmt(*hi, "%.3f"), checks_per_write, Fmt(neg_rate, "%.0f"),
                    Fmt(neg_rate / plain_rate, "%.2f"), U(errors[m])});
     }
+  }
+  reps.Print();
+  reps.WriteCsv();
+  summary.Print();
+  summary.WriteCsv();
+  return 0;
+}
+
+// ---------------------------------------------------------------- batch
+// latency bench
+//
+// --bench=batch_latency: one fresh DB per mode (plain RocksDB and FilteredDB,
+// --batch_modes) filled with --num keys; then --reps repetitions, each
+// running, per mode (order rotating per repetition): --batch_writers
+// single-key writer threads flat out (the writers bench's churn: Put a new
+// key, Delete the oldest live key of the thread) and meanwhile, on the main
+// thread, --batches WriteBatches of --batch_ops operations (half Puts of
+// new keys, half Deletes of the keys put two batches before), one every
+// --batch_interval_us, then --exclusive_ops DeleteRange calls (over an
+// empty key range: only the wait and the plan) and, FilteredDB only, as many
+// WaitForDeleteChecks and PersistFilterSnapshots. Every operation's latency
+// is measured; reported per repetition and mode: p50 / p99 / max of the
+// batches and of each other operation, the writers' throughput meanwhile,
+// then the medians over repetitions and the ratio of FilteredDB to plain of
+// the batch figures (issue 24, item 2: a batch waits only for the
+// single-key writes in flight, whatever the number of writers).
+
+constexpr uint64_t kBatchKeyBase = uint64_t{1} << 61;  // batch keys' indexes
+
+struct OpLatencies {
+  std::vector<uint64_t> batch, delete_range, wait_checks, persist;
+};
+
+struct Spread {
+  double p50 = 0, p99 = 0, max = 0;  // microseconds
+};
+
+Spread SpreadOf(std::vector<uint64_t> ns) {
+  Spread s;
+  if (ns.empty()) return s;
+  const Percentiles p = Summarize(&ns);  // sorts
+  s.p50 = p.p50 / 1e3;
+  s.p99 = p.p99 / 1e3;
+  s.max = double(ns.back()) / 1e3;
+  return s;
+}
+
+// Times one call in nanoseconds; exits on a failed Status.
+template <typename Fn>
+void Timed(std::vector<uint64_t>* out, const char* what, Fn&& fn) {
+  const auto start = Clock::now();
+  Check(fn(), what);
+  out->push_back(NanosSince(start));
+}
+
+// One repetition of one mode; `next_batch` numbers the batches of the DB.
+OpLatencies BatchRound(WriterDb* d, uint64_t* next_batch,
+                       uint64_t* writer_writes, double* seconds) {
+  OpLatencies lat;
+  std::atomic<bool> stop{false};
+  const auto start = Clock::now();
+  std::thread writers([&] {
+    *writer_writes =
+        d->ChurnWhile([&stop](uint64_t) { return !stop.load(); });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // warm up
+  const uint64_t half = std::max<uint64_t>(1, FLAGS_batch_ops / 2);
+  auto batch_key = [half](uint64_t b, uint64_t k) {
+    return MakeKey(kBatchKeyBase + b * half + k);
+  };
+  for (uint64_t n = 0; n < FLAGS_batches; ++n) {
+    const uint64_t b = (*next_batch)++;
+    ROCKSDB_NAMESPACE::WriteBatch batch;
+    for (uint64_t k = 0; k < half; ++k) {
+      Check(batch.Put(batch_key(b, k), ValueOf(b * half + k)), "batch put");
+      if (b >= 2) Check(batch.Delete(batch_key(b - 2, k)), "batch delete");
+    }
+    Timed(&lat.batch, "batch",
+          [&] { return d->db()->Write(WriteOptions(), &batch); });
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(FLAGS_batch_interval_us));
+  }
+  for (uint64_t n = 0; n < FLAGS_exclusive_ops; ++n) {
+    // An empty range (no key starts with "zz"): the wait and the plan only.
+    Timed(&lat.delete_range, "delete range", [&] {
+      return d->db()->DeleteRange(WriteOptions(),
+                                  d->db()->DefaultColumnFamily(), "zz0",
+                                  "zz1");
+    });
+    if (d->fdb() != nullptr) {
+      Timed(&lat.wait_checks, "wait for checks", [&] {
+        d->fdb()->WaitForDeleteChecks();
+        return Status::OK();
+      });
+      Timed(&lat.persist, "persist",
+            [&] { return d->fdb()->PersistFilterSnapshots(); });
+    }
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(FLAGS_batch_interval_us));
+  }
+  stop = true;
+  writers.join();
+  *seconds = Seconds(start, Clock::now());
+  return lat;
+}
+
+int RunBatchLatency() {
+  const std::vector<std::string> modes = SplitList(FLAGS_batch_modes);
+  if (modes.empty() || modes.front() != "plain") {
+    fprintf(stderr, "--batch_modes must start with plain\n");
+    return 1;
+  }
+  printf("churn_bench --bench=batch_latency: N=%" PRIu64 " live keys, %" PRIu64
+         " single-key writers flat out, %" PRIu64 " batches of %" PRIu64
+         " ops every %" PRIu64 " us, %" PRIu64
+         " of each other exclusive op, %" PRIu64 " repetitions, value %" PRIu64
+         " B\n",
+         FLAGS_num, FLAGS_batch_writers, FLAGS_batches, FLAGS_batch_ops,
+         FLAGS_batch_interval_us, FLAGS_exclusive_ops, FLAGS_reps,
+         FLAGS_value_size);
+  std::vector<std::unique_ptr<WriterDb>> dbs;
+  for (const auto& m : modes) {
+    dbs.push_back(std::make_unique<WriterDb>(m, FLAGS_batch_writers,
+                                             FLAGS_db + "/batch_" + m,
+                                             FLAGS_db + "/batch_snap_" + m));
+  }
+  fprintf(stderr, "[batch latency] fill\n");
+  for (auto& d : dbs) d->Fill(FLAGS_num);
+  for (auto& d : dbs) d->WaitForCompactions();
+  Table reps("batch_latency_reps",
+             {"rep", "mode", "batch_p50_us", "batch_p99_us", "batch_max_us",
+              "delete_range_p50_us", "delete_range_max_us",
+              "wait_checks_max_us", "persist_max_us", "writer_writes_per_sec"});
+  // Per mode: per-repetition figures, and every batch latency pooled.
+  std::vector<std::vector<Spread>> batch(modes.size());
+  std::vector<std::vector<uint64_t>> pooled(modes.size());
+  std::vector<std::vector<double>> range_max(modes.size()),
+      wait_max(modes.size()), persist_max(modes.size()), wps(modes.size());
+  std::vector<uint64_t> next_batch(modes.size(), 0);
+  for (uint64_t r = 0; r < FLAGS_reps; ++r) {
+    for (size_t k = 0; k < modes.size(); ++k) {
+      const size_t m = (k + r) % modes.size();  // rotating order
+      uint64_t writes = 0;
+      double secs = 0;
+      const OpLatencies lat =
+          BatchRound(dbs[m].get(), &next_batch[m], &writes, &secs);
+      const Spread b = SpreadOf(lat.batch);
+      const Spread dr = SpreadOf(lat.delete_range);
+      const Spread wc = SpreadOf(lat.wait_checks);
+      const Spread pe = SpreadOf(lat.persist);
+      batch[m].push_back(b);
+      pooled[m].insert(pooled[m].end(), lat.batch.begin(), lat.batch.end());
+      range_max[m].push_back(dr.max);
+      wait_max[m].push_back(wc.max);
+      persist_max[m].push_back(pe.max);
+      wps[m].push_back(double(writes) / secs);
+      reps.Add({U(r), modes[m], Fmt(b.p50, "%.0f"), Fmt(b.p99, "%.0f"),
+                Fmt(b.max, "%.0f"), Fmt(dr.p50, "%.0f"), Fmt(dr.max, "%.0f"),
+                Fmt(wc.max, "%.0f"), Fmt(pe.max, "%.0f"),
+                Fmt(wps[m].back(), "%.0f")});
+      fprintf(stderr,
+              "[batch latency] rep %" PRIu64
+              " %s: batches p50 %.0f p99 %.0f max %.0f us\n",
+              r, modes[m].c_str(), b.p50, b.p99, b.max);
+    }
+  }
+  Table summary(
+      "batch_latency_summary",
+      {"mode", "median_batch_p50_us", "median_batch_p99_us",
+       "median_batch_max_us", "pooled_batch_p99_us", "p50_vs_plain",
+       "p99_vs_plain", "max_vs_plain", "median_delete_range_max_us",
+       "median_wait_checks_max_us", "median_persist_max_us",
+       "median_writer_writes_per_sec"});
+  auto median_of = [](const std::vector<Spread>& v, double Spread::*field) {
+    std::vector<double> x;
+    for (const Spread& s : v) x.push_back(s.*field);
+    return Median(x);
+  };
+  const double plain_p50 = median_of(batch[0], &Spread::p50);
+  const double plain_p99 = median_of(batch[0], &Spread::p99);
+  const double plain_max = median_of(batch[0], &Spread::max);
+  for (size_t m = 0; m < modes.size(); ++m) {
+    const double p50 = median_of(batch[m], &Spread::p50);
+    const double p99 = median_of(batch[m], &Spread::p99);
+    const double max = median_of(batch[m], &Spread::max);
+    summary.Add({modes[m], Fmt(p50, "%.0f"), Fmt(p99, "%.0f"),
+                 Fmt(max, "%.0f"), Fmt(SpreadOf(pooled[m]).p99, "%.0f"),
+                 Fmt(p50 / plain_p50, "%.2f"), Fmt(p99 / plain_p99, "%.2f"),
+                 Fmt(max / plain_max, "%.2f"),
+                 Fmt(Median(range_max[m]), "%.0f"),
+                 Fmt(Median(wait_max[m]), "%.0f"),
+                 Fmt(Median(persist_max[m]), "%.0f"),
+                 Fmt(Median(wps[m]), "%.0f")});
   }
   reps.Print();
   reps.WriteCsv();
@@ -1268,8 +1511,9 @@ int main(int argc, char** argv) {
       "filter");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_bench == "writers") return RunWriters();
+  if (FLAGS_bench == "batch_latency") return RunBatchLatency();
   if (FLAGS_bench != "churn") {
-    fprintf(stderr, "--bench must be churn or writers\n");
+    fprintf(stderr, "--bench must be churn, writers or batch_latency\n");
     return 1;
   }
   return RunChurn();
