@@ -85,6 +85,52 @@
 // (reads bypass it meanwhile). Column families with user-defined timestamps
 // cannot be filtered.
 //
+// Observability. Reads the filter answers never reach the DB, so FilteredDB
+// counts them itself:
+// - DB properties, per filtered column family (GetProperty, GetIntProperty,
+//   GetMapProperty with a handle or the default family; false for a family
+//   without a filter and for unknown "rocksdb.cuckoo." names; every other
+//   name goes to the DB as usual):
+//     rocksdb.cuckoo.live-filter-stats   text: every FilteredDBStats figure
+//                                        of the family; as a map property,
+//                                        the same figures by name
+//   integer properties (also as decimal strings through GetProperty):
+//     rocksdb.cuckoo.num-keys            fingerprints stored
+//     rocksdb.cuckoo.capacity            slots of the current table
+//     rocksdb.cuckoo.table-bytes         bytes of the current table
+//     rocksdb.cuckoo.memory-bytes        all memory of the filter
+//     rocksdb.cuckoo.milli-bits-per-key  table bits per stored key x 1000
+//                                        (18823 = 18.823 bits/key; 0 when
+//                                        empty)
+//     rocksdb.cuckoo.reads-checked       point reads that consulted the
+//                                        filter (FilteredDBStats::
+//                                        reads_checked)
+//     rocksdb.cuckoo.reads-answered-absent  ... answered NotFound by it
+//     rocksdb.cuckoo.pending-delete-checks  deferred delete checks queued
+//     rocksdb.cuckoo.maybe-checks        point reads of writes ("maybe")
+//     rocksdb.cuckoo.rebuild-in-progress 1 while a rebuild runs, else 0
+//     rocksdb.cuckoo.bypassed            1 while reads bypass the filter
+//                                        (after an ingestion until its
+//                                        rebuild succeeds), else 0
+//     rocksdb.cuckoo.rebuilds            tables replaced (growth, reload...)
+//     rocksdb.cuckoo.growths             rebuilds started by a full table
+//   GetAggregatedIntProperty sums an integer property over the filtered
+//   families (milli-bits-per-key: of all their tables together).
+//   Lock-free; O(32) per read counter.
+// - Statistics (DBOptions::statistics, if set): each key the filter rules
+//   out counts as RocksDB counts a read of an absent key that an SST filter
+//   rules out: rocksdb.number.keys.read (Get, GetEntity, GetMergeOperands,
+//   KeyMayExist) or rocksdb.number.multiget.keys.read (MultiGet),
+//   rocksdb.memtable.miss and rocksdb.bloom.filter.useful, +1 each; a
+//   MultiGet answered whole adds rocksdb.number.multiget.get (RocksDB counts
+//   the calls that reach it). So keys read, memtable hit + miss and
+//   useful / keys read keep their meaning. The latency histograms (db.get,
+//   db.multiget) only time reads that reach the DB: timing a filtered read
+//   would cost about as much as the read.
+// - PerfContext: with PerfLevel kEnableCount or higher, each key ruled out
+//   adds 1 to bloom_sst_miss_count (RocksDB adds 1 per SST filter that rules
+//   a key out).
+//
 // Limitations: keys are identified by their bytes, so a comparator that
 // treats different byte strings as equal is not supported. A compaction
 // filter or TTL that removes keys leaves their fingerprints behind (harmless
@@ -153,6 +199,13 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t range_deleted = 0;      // live keys erased by DeleteRange
   uint64_t keys_scanned = 0;       // keys read by rebuild scans
   uint64_t growths = 0;            // rebuilds started by a full table
+  uint64_t pending_checks = 0;     // deferred delete checks not resolved yet
+  // Point reads (Get, GetEntity, GetMergeOperands, KeyMayExist, and each
+  // key of a MultiGet) of this family that consulted the filter, and those
+  // it answered "absent" (NotFound without the DB). Reads that bypass the
+  // filter (see the file comment) are not counted.
+  uint64_t reads_checked = 0;
+  uint64_t reads_absent = 0;
   bool loaded_from_snapshot = false;  // at open
   std::string snapshot_status;        // at open: "used", "none", or why ignored
 };
@@ -175,6 +228,18 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
       std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles,
       const FilteredDBOptions& filtered_options,
       std::unique_ptr<FilteredDB>* db);
+
+  // SingleDelete (inherited; filtered like Delete). RocksDB defines it only
+  // for a key written (Put) at most once since its last deletion, with no
+  // Merge. In the undefined case FilteredDB and the DB part: after Put(k, v1),
+  // Flush, Put(k, v2), SingleDelete(k), the flush (or a compaction) that
+  // meets the SingleDelete cancels it against v2 only, so the older v1 is
+  // live again in the DB, while the filter erased k when the SingleDelete
+  // found it live: Get(k) answers NotFound through FilteredDB and v1
+  // through GetBaseDB() (seen with RocksDB 7.8.3 after the flush), until a
+  // rebuild of the filter (RebuildFilter, a growth, an open without a
+  // usable snapshot) or a new write of k.
+  using ROCKSDB_NAMESPACE::StackableDB::SingleDelete;
 
   // Persists snapshots (if configured), stops background work and closes
   // the DB. Called by the destructor if not called before. As DB::Close,

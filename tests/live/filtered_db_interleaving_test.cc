@@ -199,6 +199,30 @@ TEST(FilteredDBInterleaving, PutRacingADeleteOfTheSameKey) {
   EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
 }
 
+// The pending-delete-checks property counts a check from its Delete until
+// it is resolved.
+TEST(FilteredDBInterleaving, PendingDeleteChecksProperty) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "j", "v").ok());
+  uint64_t pending = 0;
+  ASSERT_TRUE(
+      db->GetIntProperty("rocksdb.cuckoo.pending-delete-checks", &pending));
+  EXPECT_EQ(pending, 0u);
+  ASSERT_NO_FATAL_FAILURE(DeleteWithCheckPaused(db.get(), "k"));
+  ASSERT_TRUE(db->Delete(WriteOptions(), "j").ok());
+  ASSERT_TRUE(
+      db->GetIntProperty("rocksdb.cuckoo.pending-delete-checks", &pending));
+  EXPECT_EQ(pending, 2u);  // one being resolved, one queued
+  EXPECT_EQ(Stats(db.get()).pending_checks, 2u);
+  Pause::Get().Release();
+  ExpectSettled(db.get(), 0u);
+  ASSERT_TRUE(
+      db->GetIntProperty("rocksdb.cuckoo.pending-delete-checks", &pending));
+  EXPECT_EQ(pending, 0u);
+}
+
 // Deletes share check snapshots. A second delete of a key must not use the
 // snapshot of the first (taken before it, where the key is still live): it
 // would erase a second copy, another key's fingerprint when one shares it.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuckoo/live_key_filter.h"
+#include "read_counters.h"
 #include "rebuilder.h"
 #include "rocksdb/comparator.h"
 #include "rocksdb/db.h"
@@ -27,6 +28,7 @@ struct CfCounters {
   std::atomic<uint64_t> range_deleted{0};
   std::atomic<uint64_t> keys_scanned{0};
   std::atomic<uint64_t> growths{0};
+  std::atomic<uint64_t> pending_checks{0};  // queued or being resolved
 
   void Add(std::atomic<uint64_t>* counter, uint64_t n = 1) {
     counter->fetch_add(n, std::memory_order_relaxed);
@@ -48,6 +50,7 @@ struct CfState {
   std::unique_ptr<LiveKeyFilter> filter;
   std::atomic<bool> dropped{false};
   CfCounters counters;
+  mutable ReadCounters reads;  // point reads that consulted the filter
   bool loaded_from_snapshot = false;  // set at open
   std::string snapshot_status;        // set at open
   std::unique_ptr<Rebuilder> rebuilder;

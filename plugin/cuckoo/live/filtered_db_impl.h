@@ -6,7 +6,9 @@
 //   filtered_db_rebuild.cc  synchronous and background rebuilds (growth;
 //                           rebuilder.h runs the background scan)
 //   filtered_db_open.cc     Open, Init, Close, snapshots (snapshot_store.h),
-//                           ingestion, dropped column families, stats
+//                           ingestion, dropped column families, handles,
+//                           stats
+//   filtered_db_properties.cc  the "rocksdb.cuckoo." DB properties
 //
 // Write protocol:
 //   1. Plan: for every key the write touches, decide whether it is live
@@ -46,6 +48,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -176,6 +179,21 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status DestroyColumnFamilyHandle(ColumnFamilyHandle* cf) override;
   Status Close() override { return CloseImpl(); }
 
+  // Properties (filtered_db_properties.cc): "rocksdb.cuckoo." names are
+  // answered here, all others by the DB.
+  using StackableDB::GetProperty;
+  bool GetProperty(ColumnFamilyHandle* cf, const Slice& property,
+                   std::string* value) override;
+  using StackableDB::GetMapProperty;
+  bool GetMapProperty(ColumnFamilyHandle* cf, const Slice& property,
+                      std::map<std::string, std::string>* value) override;
+  using StackableDB::GetIntProperty;
+  bool GetIntProperty(ColumnFamilyHandle* cf, const Slice& property,
+                      uint64_t* value) override;
+  using StackableDB::GetAggregatedIntProperty;
+  bool GetAggregatedIntProperty(const Slice& property,
+                                uint64_t* value) override;
+
   // ------------------------------------------------------------ FilteredDB
   bool HasFilter(ColumnFamilyHandle* cf) const override {
     return State(cf) != nullptr;
@@ -194,13 +212,23 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
  private:
   // The state of a filtered, not dropped column family (nullptr = default).
   CfState* State(ColumnFamilyHandle* cf) const;
+  // Every figure of one family (GetFilterStats, the properties); lock-free.
+  FilteredDBStats StatsOf(const CfState* s) const;
   // The state to filter a read with, or nullptr when the read must see the
   // DB directly (snapshots, timestamps, the persisted tier).
   const CfState* ReadState(const ReadOptions& ro, ColumnFamilyHandle* cf) const;
+  // Which RocksDB read counters a read answered by the filter bumps.
+  enum class ReadKind { kGet, kMultiGet };
   // True if the read may answer NotFound without the DB: the column family
-  // is filtered for this read and its filter rules the key out.
+  // is filtered for this read and its filter rules the key out. Counts the
+  // read (ReadCounters, Statistics, PerfContext).
   bool KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf,
-                   const Slice& key) const;
+                   const Slice& key, ReadKind kind = ReadKind::kGet) const;
+  // `keys` reads answered "absent": the user's Statistics tickers and the
+  // thread's PerfContext (mapping in filtered_db.h).
+  void RecordAbsent(uint64_t keys, ReadKind kind) const;
+  // A MultiGet answered whole by the filters (no DB call to count it).
+  void RecordMultiGetAnswered() const;
   // Batched reads: answers NotFound for the keys that the filters rule out
   // and passes the others, in order (so sorted input stays sorted), to
   // forward(m, cfs, keys, values, statuses). cfs[i] is the family of keys[i].
@@ -309,6 +337,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   const std::string open_state_;  // DbStateDigest before DB::Open
   std::string db_id_;
   std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log_;
+  std::shared_ptr<ROCKSDB_NAMESPACE::Statistics> statistics_;  // may be null
   std::unique_ptr<SnapshotStore> snapshots_;
   std::vector<std::unique_ptr<CfState>> states_;
   std::vector<CfState*> by_id_;  // immutable after Init

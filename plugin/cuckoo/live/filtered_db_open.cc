@@ -29,6 +29,7 @@ void CfCounters::CopyTo(FilteredDBStats* stats) const {
   stats->range_deleted = range_deleted.load(std::memory_order_relaxed);
   stats->keys_scanned = keys_scanned.load(std::memory_order_relaxed);
   stats->growths = growths.load(std::memory_order_relaxed);
+  stats->pending_checks = pending_checks.load(std::memory_order_relaxed);
 }
 
 FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
@@ -55,7 +56,11 @@ FilteredDBImpl::~FilteredDBImpl() {
 Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
   Status s = db_->GetDbIdentity(db_id_);
   if (!s.ok()) return s;
-  info_log_ = db_->GetDBOptions().info_log;
+  {
+    const ROCKSDB_NAMESPACE::DBOptions db_options = db_->GetDBOptions();
+    info_log_ = db_options.info_log;
+    statistics_ = db_options.statistics;
+  }
   snapshots_ = std::make_unique<SnapshotStore>(
       db_->GetEnv(), options_.snapshot_dir, info_log_);
   const auto& wanted = options_.filtered_column_families;
@@ -332,11 +337,19 @@ Status FilteredDBImpl::GetFilterStats(ColumnFamilyHandle* cf,
   const CfState* s = State(cf);
   if (s == nullptr)
     return Status::NotFound("FilteredDB: column family has no filter");
-  static_cast<LiveKeyFilterStats&>(*stats) = s->filter->GetStats();
-  s->counters.CopyTo(stats);
-  stats->loaded_from_snapshot = s->loaded_from_snapshot;
-  stats->snapshot_status = s->snapshot_status;
+  *stats = StatsOf(s);
   return Status::OK();
+}
+
+FilteredDBStats FilteredDBImpl::StatsOf(const CfState* s) const {
+  FilteredDBStats stats;
+  static_cast<LiveKeyFilterStats&>(stats) = s->filter->GetStats();
+  s->counters.CopyTo(&stats);
+  stats.reads_checked = s->reads.checked();
+  stats.reads_absent = s->reads.absent();
+  stats.loaded_from_snapshot = s->loaded_from_snapshot;
+  stats.snapshot_status = s->snapshot_status;
+  return stats;
 }
 
 void FilteredDBImpl::Info(const char* format, ...) const {

@@ -208,6 +208,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     if (!status->ok()) {
       check_snapshots_->Release(deferred);  // nothing deleted: keep the entry
     } else {
+      s->counters.Add(&s->counters.pending_checks);
       checker_->Add({s, key.ToString(), k.hash, deferred});
     }
   }
@@ -287,6 +288,9 @@ void FilteredDBImpl::ResolveDeferredChecks(
     for (size_t i = 0; i < n; ++i) {
       if (live[i]) (*checks)[i].cf->filter->Erase((*checks)[i].hash);
     }
+  }
+  for (const DeleteChecker::Check& check : *checks) {
+    check.cf->counters.pending_checks.fetch_sub(1, std::memory_order_relaxed);
   }
   checks->clear();
 }

@@ -1,0 +1,58 @@
+// ReadCounters: how many point reads of one column family consulted its
+// live-key filter and how many of them it answered "absent" (internal;
+// FilteredDB's properties report them).
+//
+// Counted on the read path without a shared cache line: each thread adds to
+// one of kSlots cache-line-sized slots (chosen once per thread), and the
+// totals are summed when asked for. Exact (atomic adds), and uncontended as
+// long as at most kSlots threads read at once.
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_READ_COUNTERS_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_READ_COUNTERS_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+class ReadCounters {
+ public:
+  // Any thread: `checked` keys looked up in the filter, `absent` of them
+  // ruled out.
+  void Add(uint64_t checked, uint64_t absent) {
+    Slot& slot = slots_[ThisThreadSlot()];
+    slot.checked.fetch_add(checked, std::memory_order_relaxed);
+    if (absent != 0) slot.absent.fetch_add(absent, std::memory_order_relaxed);
+  }
+  // Any thread; O(kSlots).
+  uint64_t checked() const { return Sum(&Slot::checked); }
+  uint64_t absent() const { return Sum(&Slot::absent); }
+
+ private:
+  static constexpr uint32_t kSlots = 32;
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> checked{0};
+    std::atomic<uint64_t> absent{0};
+  };
+
+  static uint32_t ThisThreadSlot() {
+    static std::atomic<uint32_t> next{0};
+    thread_local const uint32_t slot =
+        next.fetch_add(1, std::memory_order_relaxed) % kSlots;
+    return slot;
+  }
+  uint64_t Sum(std::atomic<uint64_t> Slot::*counter) const {
+    uint64_t total = 0;
+    for (const Slot& slot : slots_) {
+      total += (slot.*counter).load(std::memory_order_relaxed);
+    }
+    return total;
+  }
+
+  Slot slots_[kSlots];
+};
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_READ_COUNTERS_H_
