@@ -343,6 +343,14 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// Prints each table and writes it as CSV (with --csv_prefix).
+void PrintTables(const std::vector<const Table*>& tables) {
+  for (const Table* t : tables) {
+    t->Print();
+    t->WriteCsv();
+  }
+}
+
 std::string Fmt(double v, const char* format = "%.4g") {
   char buf[64];
   snprintf(buf, sizeof(buf), format, v);
@@ -1003,10 +1011,7 @@ int RunWriters() {
                    Fmt(neg_rate / plain_rate, "%.2f"), U(errors[m])});
     }
   }
-  reps.Print();
-  reps.WriteCsv();
-  summary.Print();
-  summary.WriteCsv();
+  PrintTables({&reps, &summary});
   return 0;
 }
 
@@ -1196,10 +1201,7 @@ int RunBatchLatency() {
                  Fmt(Median(persist_max[m]), "%.0f"),
                  Fmt(Median(wps[m]), "%.0f")});
   }
-  reps.Print();
-  reps.WriteCsv();
-  summary.Print();
-  summary.WriteCsv();
+  PrintTables({&reps, &summary});
   return 0;
 }
 

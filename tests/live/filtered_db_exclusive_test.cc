@@ -27,11 +27,7 @@
 namespace rocksdb_cuckoo {
 namespace {
 
-using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
-using ROCKSDB_NAMESPACE::ColumnFamilyOptions;
-using ROCKSDB_NAMESPACE::DBOptions;
-using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::WriteBatch;
 using ROCKSDB_NAMESPACE::WriteOptions;
 using Clock = std::chrono::steady_clock;
@@ -140,20 +136,13 @@ TEST(WriterLock, StdSharedMutexMayStarveTheExclusiveLocker) {
 // meanwhile every kind of exclusive operation must complete.
 TEST(FilteredDBExclusive, ExclusiveOperationsCompleteUnderSingleKeyWriters) {
   test::TempDir dir("exclusive");
-  Options options = test::TestOptions();
-  options.create_missing_column_families = true;
-  const std::vector<ColumnFamilyDescriptor> cfds = {
-      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName,
-       ColumnFamilyOptions(options)},
-      {"extra", ColumnFamilyOptions(options)}};
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {};
   fopts.snapshot_dir = dir.path() + "/snap";
   std::vector<ColumnFamilyHandle*> handles;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles,
-                               fopts, &db)
-                  .ok());
+  ASSERT_TRUE(
+      test::OpenFamilies(dir.path(), {"extra"}, fopts, &handles, &db).ok());
   // Each single-key write holds the shared lock a little longer (as a
   // slower disk or a busier machine would), so that the four writers' hold
   // times overlap: with a reader-preferring lock there is then hardly ever
@@ -211,9 +200,7 @@ TEST(FilteredDBExclusive, ExclusiveOperationsCompleteUnderSingleKeyWriters) {
                        << " of 22 done within " << kDeadline.count() << " ms";
   EXPECT_EQ(done.load(), 22);
   EXPECT_EQ(write_errors.load(), 0);
-  for (ColumnFamilyHandle* h : handles) {
-    EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  }
+  test::DestroyHandles(db.get(), &handles);
   ASSERT_TRUE(db->Close().ok());
 }
 

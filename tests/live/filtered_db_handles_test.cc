@@ -18,11 +18,7 @@
 namespace rocksdb_cuckoo {
 namespace {
 
-using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
-using ROCKSDB_NAMESPACE::ColumnFamilyOptions;
-using ROCKSDB_NAMESPACE::DBOptions;
-using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Status;
 using ROCKSDB_NAMESPACE::WriteOptions;
@@ -34,32 +30,33 @@ struct TwoFamilies {
   std::unique_ptr<FilteredDB> db;
   std::vector<ColumnFamilyHandle*> handles;  // [0] default, [1] cf1
 
-  Status Open(const TempDir& dir, const std::string& name = "cf1") {
-    Options options = test::TestOptions();
-    options.create_missing_column_families = true;
-    const std::vector<ColumnFamilyDescriptor> cfds = {
-        {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName,
-         ColumnFamilyOptions(options)},
-        {name, ColumnFamilyOptions(options)}};
+  Status Open(const TempDir& dir) {
     FilteredDBOptions fopts = test::SmallFilterOptions();
     fopts.filtered_column_families = {};  // every family opened
     fopts.snapshot_dir = dir.path() + "/snap";
-    return FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles,
-                            fopts, &db);
+    return test::OpenFamilies(dir.path(), {"cf1"}, fopts, &handles, &db);
   }
   // Destroys the handles not destroyed yet (nullptr entries were).
-  void DestroyHandles() {
-    for (ColumnFamilyHandle*& h : handles) {
-      if (h != nullptr) {
-        EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-      }
-      h = nullptr;
-    }
+  void DestroyHandles() { test::DestroyHandles(db.get(), &handles); }
+  // Destroys handles[i] through the FilteredDB.
+  void DestroyHandle(size_t i) {
+    ASSERT_TRUE(db->DestroyColumnFamilyHandle(handles[i]).ok());
+    handles[i] = nullptr;
   }
   ~TwoFamilies() {
     if (db != nullptr) DestroyHandles();
   }
 };
+
+// The family's filter was loaded from the snapshot written at the last
+// Close and holds `num_keys` fingerprints.
+void ExpectLoadedFromSnapshot(FilteredDB* db, ColumnFamilyHandle* cf,
+                              uint64_t num_keys) {
+  FilteredDBStats s;
+  ASSERT_TRUE(db->GetFilterStats(cf, &s).ok());
+  EXPECT_TRUE(s.loaded_from_snapshot) << s.snapshot_status;
+  EXPECT_EQ(s.num_keys, num_keys);
+}
 
 // Every key of `keys` is found in the column family through `cf`.
 void ExpectFound(FilteredDB* db, ColumnFamilyHandle* cf,
@@ -99,10 +96,7 @@ TEST(FilteredDBHandles, DestroyHandlesRightAfterADeleteThenClose) {
     ExpectFound(t.db.get(), h, {"kept"});
     std::string value;
     EXPECT_TRUE(t.db->Get(ReadOptions(), h, "gone", &value).IsNotFound());
-    FilteredDBStats s;
-    ASSERT_TRUE(t.db->GetFilterStats(h, &s).ok());
-    EXPECT_TRUE(s.loaded_from_snapshot) << s.snapshot_status;
-    EXPECT_EQ(s.num_keys, 1u);
+    ExpectLoadedFromSnapshot(t.db.get(), h, 1);
   }
 }
 
@@ -119,8 +113,7 @@ TEST(FilteredDBHandles, DefaultHandleFromOpenDestroyedWritesGoOn) {
   ASSERT_TRUE(t.Open(dir).ok());
   FilteredDB* db = t.db.get();
   ASSERT_TRUE(db->Put(WriteOptions(), t.handles[0], "k", "v0").ok());
-  ASSERT_TRUE(db->DestroyColumnFamilyHandle(t.handles[0]).ok());
-  t.handles[0] = nullptr;
+  t.DestroyHandle(0);
   ColumnFamilyHandle* def = db->DefaultColumnFamily();
   ASSERT_TRUE(db->HasFilter(def));
   ASSERT_TRUE(db->Put(WriteOptions(), def, "k", "v1").ok());  // point read
@@ -168,8 +161,7 @@ TEST(FilteredDBHandles, NonDefaultHandleDestroyedBeforePersist) {
     ASSERT_TRUE(db->Put(WriteOptions(), t.handles[1], "a", "v").ok());
     ASSERT_TRUE(db->Put(unlogged, t.handles[1], "b", "v").ok());
     ASSERT_TRUE(db->Delete(WriteOptions(), t.handles[1], "a").ok());
-    ASSERT_TRUE(db->DestroyColumnFamilyHandle(t.handles[1]).ok());
-    t.handles[1] = nullptr;
+    t.DestroyHandle(1);
     ASSERT_TRUE(db->Put(WriteOptions(), t.handles[0], "d", "v").ok());
     ASSERT_TRUE(db->PersistFilterSnapshots().ok());
     // The unlogged write to cf1 was flushed (through the retired handle).
@@ -187,10 +179,7 @@ TEST(FilteredDBHandles, NonDefaultHandleDestroyedBeforePersist) {
   std::string value;
   EXPECT_TRUE(
       t.db->Get(ReadOptions(), t.handles[1], "a", &value).IsNotFound());
-  FilteredDBStats s;
-  ASSERT_TRUE(t.db->GetFilterStats(t.handles[1], &s).ok());
-  EXPECT_TRUE(s.loaded_from_snapshot) << s.snapshot_status;
-  EXPECT_EQ(s.num_keys, 1u);
+  ExpectLoadedFromSnapshot(t.db.get(), t.handles[1], 1);
 }
 
 // A batch built with cf1's handle and written after the handle was
@@ -209,8 +198,7 @@ TEST(FilteredDBHandles, RetiredHandleServesLaterBatchesAndAFailedClose) {
     ASSERT_TRUE(batch.Put(t.handles[1], "a", "v2").ok());  // maybe: a read
     ASSERT_TRUE(batch.Put(t.handles[1], "b", "v").ok());
     ASSERT_TRUE(batch.DeleteRange(t.handles[1], "c", "d").ok());  // a scan
-    ASSERT_TRUE(db->DestroyColumnFamilyHandle(t.handles[1]).ok());
-    t.handles[1] = nullptr;
+    t.DestroyHandle(1);
     const ROCKSDB_NAMESPACE::Snapshot* snapshot = db->GetSnapshot();
     EXPECT_TRUE(db->Close().IsAborted());
     ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
@@ -223,12 +211,8 @@ TEST(FilteredDBHandles, RetiredHandleServesLaterBatchesAndAFailedClose) {
   TwoFamilies t;
   ASSERT_TRUE(t.Open(dir).ok());
   ExpectFound(t.db.get(), t.handles[1], {"a", "b"});
-  FilteredDBStats s;
-  ASSERT_TRUE(t.db->GetFilterStats(t.handles[1], &s).ok());
-  EXPECT_TRUE(s.loaded_from_snapshot) << s.snapshot_status;
-  EXPECT_EQ(s.num_keys, 2u);
-  ASSERT_TRUE(t.db->GetFilterStats(t.handles[0], &s).ok());
-  EXPECT_EQ(s.num_keys, 0u);
+  ExpectLoadedFromSnapshot(t.db.get(), t.handles[1], 2);
+  ExpectLoadedFromSnapshot(t.db.get(), t.handles[0], 0);
 }
 
 // A dropped family's handle can be destroyed at any time; other handles and
@@ -241,8 +225,7 @@ TEST(FilteredDBHandles, DroppedFamilyHandleDestroyed) {
   ASSERT_TRUE(db->Put(WriteOptions(), t.handles[1], "x", "v").ok());
   ASSERT_TRUE(db->Delete(WriteOptions(), t.handles[1], "x").ok());
   ASSERT_TRUE(db->DropColumnFamily(t.handles[1]).ok());
-  ASSERT_TRUE(db->DestroyColumnFamilyHandle(t.handles[1]).ok());
-  t.handles[1] = nullptr;
+  t.DestroyHandle(1);
   ASSERT_TRUE(db->Put(WriteOptions(), t.handles[0], "y", "v").ok());
   ASSERT_TRUE(db->Delete(WriteOptions(), t.handles[0], "y").ok());
   ASSERT_TRUE(db->Put(WriteOptions(), t.handles[0], "z", "v").ok());
@@ -261,7 +244,7 @@ TEST(FilteredDBHandles, DefaultColumnFamilyAndUnfilteredHandles) {
   EXPECT_TRUE(t.db->DestroyColumnFamilyHandle(t.db->DefaultColumnFamily())
                   .IsInvalidArgument());
   ColumnFamilyHandle* extra = nullptr;
-  ASSERT_TRUE(t.db->CreateColumnFamily(ColumnFamilyOptions(test::TestOptions()),
+  ASSERT_TRUE(t.db->CreateColumnFamily(ROCKSDB_NAMESPACE::ColumnFamilyOptions(test::TestOptions()),
                                        "later", &extra)
                   .ok());
   EXPECT_FALSE(t.db->HasFilter(extra));

@@ -17,10 +17,7 @@
 namespace rocksdb_cuckoo {
 namespace {
 
-using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
-using ROCKSDB_NAMESPACE::ColumnFamilyOptions;
-using ROCKSDB_NAMESPACE::DBOptions;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
 using ROCKSDB_NAMESPACE::ReadOptions;
@@ -272,20 +269,13 @@ TEST(FilteredDBObservability, PropertyNames) {
 // cuckoo properties; GetAggregatedIntProperty sums the filtered ones.
 TEST(FilteredDBObservability, FamiliesWithoutAFilterAndAggregates) {
   TempDir dir("props");
-  Options options = test::TestOptions();
-  options.create_missing_column_families = true;
-  const std::vector<ColumnFamilyDescriptor> cfds = {
-      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName,
-       ColumnFamilyOptions(options)},
-      {"a", ColumnFamilyOptions(options)},
-      {"plain", ColumnFamilyOptions(options)}};
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {"default", "a"};
   std::vector<ColumnFamilyHandle*> handles;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles,
-                               fopts, &db)
-                  .ok());
+  ASSERT_TRUE(
+      test::OpenFamilies(dir.path(), {"a", "plain"}, fopts, &handles, &db)
+          .ok());
   for (int i = 0; i < 30; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), handles[0], Key(i), "v").ok());
   }
@@ -311,9 +301,7 @@ TEST(FilteredDBObservability, FamiliesWithoutAFilterAndAggregates) {
   EXPECT_FALSE(db->GetIntProperty(handles[1], "rocksdb.cuckoo.num-keys", &v));
   ASSERT_TRUE(db->GetAggregatedIntProperty("rocksdb.cuckoo.num-keys", &v));
   EXPECT_EQ(v, 30u);
-  for (ColumnFamilyHandle* h : handles) {
-    EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  }
+  test::DestroyHandles(db.get(), &handles);
 }
 
 }  // namespace

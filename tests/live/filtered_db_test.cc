@@ -25,10 +25,7 @@
 namespace rocksdb_cuckoo {
 namespace {
 
-using ROCKSDB_NAMESPACE::ColumnFamilyDescriptor;
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
-using ROCKSDB_NAMESPACE::ColumnFamilyOptions;
-using ROCKSDB_NAMESPACE::DBOptions;
 using ROCKSDB_NAMESPACE::FlushOptions;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
@@ -492,28 +489,17 @@ TEST(FilteredDB, DeleteRangeErasesExactlyTheLiveKeysOfTheRange) {
 
 TEST(FilteredDB, OneFilterPerOptedInColumnFamily) {
   TempDir dir;
-  Options options = test::TestOptions();
-  options.create_missing_column_families = true;
-  std::vector<ColumnFamilyDescriptor> cfds = {
-      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName,
-       ColumnFamilyOptions(options)},
-      {"a", ColumnFamilyOptions(options)},
-      {"b", ColumnFamilyOptions(options)}};
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.filtered_column_families = {"default", "a"};
   std::vector<ColumnFamilyHandle*> handles;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(DBOptions(options), dir.path(), cfds, &handles,
-                               fopts, &db)
-                  .ok());
+  ASSERT_TRUE(
+      test::OpenFamilies(dir.path(), {"a", "b"}, fopts, &handles, &db).ok());
   // Handles go before the DB, also when an assertion returns early.
   struct HandleGuard {
     FilteredDB* db;
     std::vector<ColumnFamilyHandle*>* handles;
-    ~HandleGuard() {
-      for (auto* h : *handles)
-        EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-    }
+    ~HandleGuard() { test::DestroyHandles(db, handles); }
   } guard{db.get(), &handles};
   ASSERT_EQ(handles.size(), 3u);
   EXPECT_TRUE(db->HasFilter(handles[0]));

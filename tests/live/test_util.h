@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "temp_dir.h"
 
@@ -54,6 +55,34 @@ inline FilteredDBOptions SmallFilterOptions(uint64_t initial_capacity = 1024) {
   FilteredDBOptions o;
   o.filter.initial_capacity = initial_capacity;
   return o;
+}
+
+// Opens a FilteredDB over the default column family and `names` (created
+// when missing), all with TestOptions(); (*handles)[0] is the default one.
+inline ROCKSDB_NAMESPACE::Status OpenFamilies(
+    const std::string& path, const std::vector<std::string>& names,
+    const FilteredDBOptions& fopts,
+    std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles,
+    std::unique_ptr<FilteredDB>* db) {
+  ROCKSDB_NAMESPACE::Options options = TestOptions();
+  options.create_missing_column_families = true;
+  const ROCKSDB_NAMESPACE::ColumnFamilyOptions cf_options(options);
+  std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor> cfds = {
+      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName, cf_options}};
+  for (const std::string& name : names) cfds.push_back({name, cf_options});
+  return FilteredDB::Open(ROCKSDB_NAMESPACE::DBOptions(options), path, cfds,
+                          handles, fopts, db);
+}
+
+// Destroys the handles not destroyed yet (nullptr entries) and clears them.
+inline void DestroyHandles(
+    FilteredDB* db, std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles) {
+  for (ROCKSDB_NAMESPACE::ColumnFamilyHandle*& h : *handles) {
+    if (h != nullptr) {
+      EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+    }
+    h = nullptr;
+  }
 }
 
 inline std::string Key(int i) {
