@@ -116,7 +116,8 @@
 //     rocksdb.cuckoo.growths             rebuilds started by a full table
 //   GetAggregatedIntProperty sums an integer property over the filtered
 //   families (milli-bits-per-key: of all their tables together).
-//   Lock-free; O(32) per read counter.
+//   Properties are read without a lock (a read counter sums 32 per-thread
+//   slots).
 // - Statistics (DBOptions::statistics, if set): each key the filter rules
 //   out counts as RocksDB counts a read of an absent key that an SST filter
 //   rules out: rocksdb.number.keys.read (Get, GetEntity, GetMergeOperands,
@@ -231,14 +232,14 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
 
   // SingleDelete (inherited; filtered like Delete). RocksDB defines it only
   // for a key written (Put) at most once since its last deletion, with no
-  // Merge. In the undefined case FilteredDB and the DB part: after Put(k, v1),
-  // Flush, Put(k, v2), SingleDelete(k), the flush (or a compaction) that
-  // meets the SingleDelete cancels it against v2 only, so the older v1 is
-  // live again in the DB, while the filter erased k when the SingleDelete
-  // found it live: Get(k) answers NotFound through FilteredDB and v1
-  // through GetBaseDB() (seen with RocksDB 7.8.3 after the flush), until a
-  // rebuild of the filter (RebuildFilter, a growth, an open without a
-  // usable snapshot) or a new write of k.
+  // Merge. In the undefined case FilteredDB and the DB can disagree: after
+  // Put(k, v1), Flush, Put(k, v2), SingleDelete(k), the flush (or a
+  // compaction) that meets the SingleDelete cancels it against v2 only, so
+  // the older v1 is live again in the DB, while the filter erased k when the
+  // SingleDelete found it live: Get(k) answers NotFound through FilteredDB
+  // and v1 through GetBaseDB() (seen with RocksDB 7.8.3 after the flush),
+  // until a rebuild of the filter (RebuildFilter, a growth, an open without
+  // a usable snapshot) or a new write of k.
   using ROCKSDB_NAMESPACE::StackableDB::SingleDelete;
 
   // Persists snapshots (if configured), stops background work and closes
