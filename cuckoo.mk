@@ -21,10 +21,13 @@ cuckoo_SOURCES-y = \
 	plugin/core/filter/cuckoo_filter.cc \
 	plugin/core/filter/filter_format.cc \
 	plugin/core/filter/table_ops.cc \
+	plugin/core/live/frozen_view.cc \
 	plugin/core/live/live_key_filter.cc \
 	plugin/core/live/live_snapshot.cc \
 	plugin/core/live/live_table.cc \
+	plugin/core/live/reader_gate.cc \
 	plugin/core/util/key_hash.cc \
+	plugin/core/util/table_memory.cc \
 	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
 	plugin/cuckoo/sst/policy_config.cc \
 	plugin/cuckoo/live/delete_checker.cc \

@@ -598,7 +598,7 @@ class ModeRunner {
   bool Contains(uint64_t h) const {
     if (kind_ == Kind::kBloom) return bloom_->MayContain(h);
     if (kind_ == Kind::kCuckoo)
-      return fdb_->GetLiveKeyFilter(nullptr)->MayContainHash(h);
+      return fdb_->GetLiveKeyFilter(nullptr)->MayContain(cuckoo::KeyHash(h));
     return true;
   }
 
@@ -619,9 +619,11 @@ class ModeRunner {
       const LiveKeyFilter* f = fdb_->GetLiveKeyFilter(nullptr);
       constexpr size_t kBatch = 1024;
       std::unique_ptr<bool[]> out(new bool[kBatch]);
+      std::vector<cuckoo::KeyHash> batch(kBatch);
       for (size_t i = 0; i < probes.size(); i += kBatch) {
         const size_t n = std::min(kBatch, probes.size() - i);
-        f->MayContainHashes(probes.data() + i, n, out.get());
+        for (size_t k = 0; k < n; ++k) batch[k] = cuckoo::KeyHash(probes[i + k]);
+        f->MayContainBatch(batch.data(), n, out.get());
         for (size_t k = 0; k < n; ++k) positives += out[k];
       }
     } else {

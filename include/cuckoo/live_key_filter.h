@@ -1,67 +1,108 @@
-// LiveKeyFilter: a concurrent, growable cuckoo filter over a changing set of
-// keys (the live keys of a RocksDB column family), with deletion.
+// LiveKeyFilter: a concurrent cuckoo filter over a changing set of keys (the
+// live keys of a RocksDB column family) that grows without the keys, with
+// deletion, copy-on-write checkpoints and lock-free reads.
 //
 // It answers "definitely absent" or "may be present" for a key. It never
 // answers "absent" for a key that was inserted and not erased, also while
-// a writer inserts, erases, relocates entries or swaps in a larger table.
+// writers insert, erase, relocate entries, split the table or swap in a
+// rebuilt one.
 //
-// Structure: 16-bit fingerprints, 4 per bucket, one 64-bit atomic word per
-// bucket (see plugin/core/live/live_table.h). With load factor a the false
-// positive rate is about 8a / 65535 (1.0e-4 at the default sizing load 0.85)
-// at 16 / a bits per key (18.8 at 0.85). Lookups probe two 8-byte buckets.
+// Structure: one 64-bit word per bucket holding b = floor(64 / f) slots of
+// f-bit fingerprints (f = fingerprint_bits, 8..16, default 12: 5 slots).
+// Lookups read two words. At load a the false positive rate is about
+// 2 b a / 2^w, w = f when built from keys (default: 0.23% at a = 0.93, 13.8
+// bits per key; 64 / (b a) bits per key in general).
+//
+// Growth without the keys: when the load reaches max_load, a background
+// thread owned by the filter splits the table in two (a copy-on-write image
+// of the table, so writers continue meanwhile; the writes made during the
+// split are replayed, then the doubled table is published with one atomic
+// store). Each split moves one fingerprint bit into the bucket index: the
+// compared width w drops by one and the false positive rate doubles at equal
+// load (level d = splits since the last build from keys, w = f - d). At most
+// f - 4 splits; then, or earlier when w would drop below rescan_below_bits,
+// RescanWanted() asks the owner for a build from the keys (BeginRebuild),
+// which restores w = f. Inserts never fail because of a growth: one that
+// finds the table full while a split runs waits for it (counted in
+// stats.insert_waits).
+//
+// Memory: bits per key = 64 / (b * load). Load after a build from keys:
+// target_load (default 0.93 for b = 5: 13.8 bits per key); just after a
+// split max_load / 2; averaged over keys inserted during a doubling from
+// max_load / 2 to max_load, about 17.7 / max_load (18.7 at 0.95). During a
+// split the new table (2x) exists next to the old one, plus pre-images of
+// the chunks written during the split.
 //
 // Thread safety, per method:
-// - Readers (MayContain*, GetStats, NeedsGrowth...): any thread, any time,
-//   lock-free (no mutex; a few atomic increments on a per-thread slot).
-// - Writers (Insert, Erase, BeginRebuild, Replace, AbortRebuild, SetBypass,
-//   EncodeSnapshot): one at a time. The caller serializes them, e.g.
-//   FilteredDB's write mutex. Builder is used by one thread at a time.
+// - Readers (MayContain*, GetStats, size, RescanWanted, ...): any thread,
+//   any time, no lock and no atomic read-modify-write (see
+//   plugin/core/live/reader_gate.h). A retired table is freed once no
+//   reader can hold it.
+// - Writers (Insert, Erase, BeginRebuild, Replace, AbortRebuild,
+//   MarkNotReady, Freeze, WaitForSplit): any thread; they serialize on the
+//   filter's own mutex (short holds). Builder: one thread at a time.
 //
 // Exactness is the caller's job: Insert adds a copy even if the key is
 // present, and Erase of a key that is not present can erase another key's
 // fingerprint (creating a false negative). FilteredDB resolves both with
 // point reads of the database.
-//
-// Growth: the table has a fixed size. Tables are replaced whole: the caller
-// calls BeginRebuild(capacity) (from then on every Insert/Erase is also
-// recorded in a delta log), fills the returned Builder with every present
-// key (e.g. from a database iterator created at the same moment, possibly in
-// another thread), then Replace(builder) applies the delta log and publishes
-// the new table with one atomic store. Readers keep using the old table until
-// then; it is freed once no reader holds it.
 #ifndef CUCKOO_LIVE_KEY_FILTER_H_
 #define CUCKOO_LIVE_KEY_FILTER_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "cuckoo/cuckoo_filter.h"  // KeyHash, HashKey
 
 namespace cuckoo {
 
 namespace internal {
 class LiveTable;
-class ReaderGate;
+class FrozenView;
+struct LiveFilterState;
+struct ReaderCounters;
 }  // namespace internal
 
 struct LiveKeyFilterOptions {
-  // Keys the first table is sized for (at target_load). FilteredDB uses the
-  // larger of this and the column family's estimated key count at open.
+  // Fingerprint bits f, 8..16. A bucket holds floor(64 / f) of them
+  // (8: 8, 9: 7, 10: 6, 11-12: 5, 13-16: 4). Each extra bit halves the false
+  // positive rate at equal load; 12 gives 0.23% at 13.8 bits per key.
+  int fingerprint_bits = 12;
+  // Keys the first table is sized for (at target_load).
   uint64_t initial_capacity = uint64_t{1} << 16;
-  // Load factor new tables are sized for, in (0, max_load). 0.85 gives about
-  // 18.8 bits per key and a false positive rate of about 1.0e-4.
-  double target_load = 0.85;
-  // Load factor at which the table should grow (NeedsGrowth), in
-  // (target_load, 0.97]. Inserts usually still succeed up to about 0.96.
-  double max_load = 0.93;
-  // A grown table is sized for growth_factor x the stored keys, >= 1.25.
-  double growth_factor = 2.0;
-  // Seed of the alternate-bucket hash (stored in snapshots).
+  // Load factor tables built from keys are sized for, in (0, max_load).
+  // 0 selects the default of the bucket size: DefaultLiveTargetLoad(b).
+  double target_load = 0;
+  // Load factor at which the table splits, in (target_load, limit(b)]
+  // (limit: LiveMaxLoadLimit(b)). 0 selects DefaultLiveMaxLoad(b).
+  double max_load = 0;
+  // Seed of the alternate-bucket offsets (stored in snapshots).
   uint32_t seed = 0;
+  // A split that leaves the compared width w below this many bits (and any
+  // table that cannot split any more) sets RescanWanted(), asking the owner
+  // to rebuild from the keys. 0: only when the table cannot split.
+  // Default 10: for f = 12 up to two splits (FPR up to ~4x the fresh one).
+  int rescan_below_bits = 10;
+  // Split in a background thread owned by the filter (true), or in the
+  // insert that reaches max_load (false: that insert waits for the split;
+  // deterministic, for tests).
+  bool background_splits = true;
 };
+
+// Default load factors per bucket size b (slots per bucket), from
+// measurements of where breadth-first inserts start failing (see
+// live_key_filter.cc): tables are built at DefaultLiveTargetLoad and split
+// at DefaultLiveMaxLoad.
+double DefaultLiveTargetLoad(int slots_per_bucket);
+double DefaultLiveMaxLoad(int slots_per_bucket);
+// The largest max_load accepted for b slots per bucket.
+double LiveMaxLoadLimit(int slots_per_bucket);
 
 // Returns "" if the options are valid, otherwise a message.
 std::string ValidateLiveKeyFilterOptions(const LiveKeyFilterOptions& options);
@@ -73,153 +114,220 @@ struct LiveKeyFilterStats {
   // ---- current table
   uint64_t num_keys = 0;  // fingerprints stored
   uint64_t num_buckets = 0;
-  uint64_t capacity = 0;      // slots: 4 per bucket
+  uint64_t capacity = 0;      // slots: b per bucket
   uint64_t table_bytes = 0;   // bucket array: 8 bytes per bucket
-  uint64_t memory_bytes = 0;  // all memory: table, seqlock stripes, and
-                              // during a rebuild the new table + delta log
+  uint64_t memory_bytes = 0;  // all memory: table, seqlock stripes, counters,
+                              // and during a split or rebuild the new table,
+                              // delta logs and saved pre-images
   double bits_per_key = 0;    // table_bytes * 8 / num_keys (0 if empty)
   double load_factor = 0;     // num_keys / capacity
-  double expected_fpr = 0;    // 1 - (1 - 1/65535)^(8 * load_factor)
+  int fingerprint_bits = 0;   // f
+  int width = 0;              // w = f - level: fingerprint bits compared
+  int level = 0;              // d: splits since the table was built from keys
+  double expected_fpr = 0;    // 1 - (1 - 1/V)^(2 b load), V = 2^w
+                              // (2^f - 1 at level 0)
   // ---- writer counters (since the filter was created)
   uint64_t inserts = 0;
   uint64_t erases = 0;
-  uint64_t erase_misses = 0;    // Erase found no matching fingerprint
-  uint64_t insert_no_room = 0;  // Insert found the table too full
-  uint64_t relocations = 0;     // entries moved by inserts (current table)
-  uint64_t rebuilds = 0;        // tables replaced (growth, reload, repair)
-  // ---- reader counters (per-thread slots; may undercount slightly when
-  // more than 32 threads read concurrently)
+  uint64_t erase_misses = 0;     // Erase found no matching fingerprint
+  uint64_t insert_failures = 0;  // Insert returned false (no room, no split)
+  uint64_t relocations = 0;      // entries moved by inserts (all tables)
+  uint64_t splits = 0;           // tables doubled from their own contents
+  uint64_t insert_waits = 0;     // inserts that waited for a split
+  uint64_t rebuilds = 0;         // tables replaced by Replace (from keys or
+                                 // from a snapshot)
+  // ---- reader counters (per-thread stripes, relaxed; may undercount
+  // slightly when more than 64 threads read at the same time)
   uint64_t lookups = 0;       // MayContain* keys answered from the table
   uint64_t absent = 0;        // ... of which answered "absent"
   uint64_t read_retries = 0;  // optimistic reads repeated (raced a move)
-  bool rebuild_in_progress = false;
-  bool bypassed = false;  // SetBypass(true): every key "may be present"
+  // ---- state
+  bool split_in_progress = false;
+  bool rebuild_in_progress = false;  // BeginRebuild ... Replace/AbortRebuild
+  bool building = false;             // not ready: every key "may be present"
+  bool rescan_wanted = false;        // RescanWanted()
 };
 
 class LiveKeyFilter {
  public:
-  // A filter whose first table holds `capacity_keys` at options.target_load.
-  // Options must be valid (see ValidateLiveKeyFilterOptions).
+  // A ready filter whose first table holds `capacity_keys` at the target
+  // load. Options must be valid (see ValidateLiveKeyFilterOptions). Throws
+  // std::bad_alloc when the table cannot be allocated.
   LiveKeyFilter(const LiveKeyFilterOptions& options, uint64_t capacity_keys);
+  // Stops and joins the split thread. Every Checkpoint must be destroyed
+  // first.
   ~LiveKeyFilter();
   LiveKeyFilter(const LiveKeyFilter&) = delete;
   LiveKeyFilter& operator=(const LiveKeyFilter&) = delete;
 
-  // The item hash of a key (64-bit XXH3, cuckoo::HashKey).
-  static uint64_t Hash(std::string_view key);
-
   // ---------------------------------------------------------- readers
-  // False only if the key is certainly not present. O(1): two bucket loads.
+  // False only if the key is certainly not present. O(1): two bucket loads,
+  // no allocation, no lock, no read-modify-write.
+  bool MayContain(KeyHash hash) const;
   bool MayContain(std::string_view key) const {
-    return MayContainHash(Hash(key));
+    return MayContain(HashKey(key));
   }
-  bool MayContainHash(uint64_t hash) const;
-  // out[k] = MayContainHash(hashes[k]); prefetches buckets of 16 keys at once.
-  void MayContainHashes(const uint64_t* hashes, size_t n, bool* out) const;
+  // out[k] = MayContain(hashes[k]) for k < n; keeps the buckets of 16 keys
+  // in flight (faster than single calls on tables larger than the caches).
+  void MayContainBatch(const KeyHash* hashes, size_t n, bool* out) const;
 
   LiveKeyFilterStats GetStats() const;
+  // Fingerprints stored in the current table.
   uint64_t size() const;
-  // True when the current table's load factor reached options().max_load.
-  bool NeedsGrowth() const;
-  // Keys the next table should hold: growth_factor x stored keys, at least
-  // the current capacity at target_load.
-  uint64_t GrowthCapacity() const;
+  // True when the owner should rebuild the filter from its keys (see
+  // rescan_below_bits): the table is at its last level and full, or a split
+  // left the width below rescan_below_bits. Cleared by Replace.
+  bool RescanWanted() const;
+  // Keys a rebuild should size its table for: the stored keys plus 1/8
+  // (room for the writes made during the scan), at least initial_capacity.
+  uint64_t RescanCapacity() const;
+  // The largest capacity_keys a table built from keys can hold (larger
+  // requests are clamped): 2^32 - 4 buckets at the target load.
+  uint64_t max_capacity() const;
   const LiveKeyFilterOptions& options() const { return options_; }
 
-  // ---------------------------------------------------------- writer
-  // Adds one copy of the item. O(1) expected. Returns false, with the table
-  // unchanged, when the table has no room for it: grow first.
-  bool Insert(uint64_t hash);
+  // ---------------------------------------------------------- writers
+  // Adds one copy of the item. O(1) expected. Waits for a running split if
+  // the table has no room, and starts one at max_load. Returns false, with
+  // the filter unchanged, only when the table has no room and cannot split
+  // (at its last level, or a pathological run of duplicates): rebuild from
+  // the keys. While the filter is not ready (building), only records the
+  // write in the rebuild's delta log and returns true.
+  bool Insert(KeyHash hash);
   // Removes one copy of the item's fingerprint; false if none is stored.
-  bool Erase(uint64_t hash);
+  // While not ready: records the write for the rebuild, returns true.
+  bool Erase(KeyHash hash);
 
-  // A table being filled off-line. Not thread-safe; one thread at a time.
+  // Waits until no split is running (one started meanwhile included).
+  void WaitForSplit();
+
+  // ---------------------------------------------------------- rebuilds
+  // A table being filled from keys off-line (a fresh table, full width).
+  // Not thread-safe; one thread at a time.
   class Builder {
    public:
     ~Builder();
-    // Adds one copy of the item; false when the table is too full (the
-    // builder is then unusable: start again with a larger capacity).
-    bool Add(uint64_t hash);
+    Builder(const Builder&) = delete;
+    Builder& operator=(const Builder&) = delete;
+    // Adds one copy of the item. When the table is full it splits (doubling,
+    // one fingerprint bit less; see level()). False only when it cannot
+    // split any more (the builder is then unusable: start again larger).
+    bool Add(KeyHash hash);
     uint64_t size() const;
+    // Keys the table was sized for.
     uint64_t capacity_keys() const { return capacity_keys_; }
+    // Splits made by Add since the table was built (0: full width).
+    int level() const;
     uint64_t memory_bytes() const;
 
    private:
     friend class LiveKeyFilter;
-    Builder(uint64_t capacity_keys, double load, uint32_t seed);
+    Builder(uint64_t capacity_keys, std::unique_ptr<internal::LiveTable> t);
     uint64_t capacity_keys_;
     std::unique_ptr<internal::LiveTable> table_;
     bool failed_ = false;
+    uint64_t epoch_ = 0;  // BeginRebuild's; 0 for a decoded snapshot
   };
 
   // Starts recording every later Insert/Erase in a delta log (replacing any
-  // earlier one) and returns an empty builder for `capacity_keys` keys.
+  // earlier one) and returns an empty builder for `capacity_keys` keys at the
+  // target load. The owner fills it with every key present at this instant
+  // (e.g. from a database iterator created under the same lock), then calls
+  // Replace. The current table keeps answering meanwhile. Throws
+  // std::bad_alloc when the table cannot be allocated (no rebuild starts).
   std::unique_ptr<Builder> BeginRebuild(uint64_t capacity_keys);
-  // Records an insert that is already in the current table but that the
-  // rebuild's source does not contain yet (e.g. a pending database write).
-  void RecordPendingInsert(uint64_t hash);
-  // Applies the delta log (if a rebuild was begun) to the builder's table
-  // and makes it current; waits until no reader holds the old table, then
-  // frees it. Returns false if the builder failed or overflowed while
-  // applying the delta: nothing changes and the delta log keeps recording.
+  // Applies the delta log to the builder's table and makes it current (the
+  // filter becomes ready); a running split is abandoned. Waits until no
+  // reader holds the old table, then frees it (unless a Checkpoint holds
+  // it). The delta log is replayed mostly outside the mutex; writers wait at
+  // most for the last 1024 operations. Returns false if the builder failed
+  // or cannot hold the replayed inserts: the rebuild is then aborted
+  // (AbortRebuild) and the filter unchanged. Without a BeginRebuild (e.g. a
+  // builder from DecodeSnapshot), installs the builder's table as it is.
   bool Replace(std::unique_ptr<Builder> builder);
-  // Stops recording the delta log.
+  // Stops recording the delta log (a rebuild abandoned). Readiness does not
+  // change.
   void AbortRebuild();
-  bool rebuilding() const {
-    return rebuilding_.load(std::memory_order_relaxed);
-  }
+  bool rebuilding() const;
 
-  // While set, every lookup answers "may be present" (used while the table
-  // cannot be trusted, e.g. during a repair rebuild).
-  void SetBypass(bool bypass) {
-    bypass_.store(bypass, std::memory_order_seq_cst);
-  }
-  bool bypass() const { return bypass_.load(std::memory_order_acquire); }
+  // Not-ready mode: from now on every lookup answers "may be present", and
+  // Insert/Erase leave the table alone (they only go to the delta log while
+  // a rebuild records one). Only a successful Replace makes the filter ready
+  // again. For a table that cannot be trusted (keys added behind the
+  // filter's back, e.g. an ingestion; a background build at open): call
+  // MarkNotReady, then BeginRebuild, scan, Replace.
+  void MarkNotReady();
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
 
   // ---------------------------------------------------------- snapshots
-  // Identity a snapshot is bound to; a snapshot is used only if all fields
-  // match the database being opened.
-  struct SnapshotIdentity {
-    uint64_t sequence = 0;  // last sequence number the filter covers
-    std::string db_id;      // DB::GetDbIdentity
-    uint32_t cf_id = 0;
-    std::string cf_name;
-    // Digest of the on-disk state the snapshot was taken against (FilteredDB:
-    // MANIFEST and WAL files). Sequence-number equality alone does not prove
-    // that a snapshot covers a DB: an ingestion, a lost unsynced write or a
-    // copied directory can reach the same sequence with other keys. Empty in
-    // `expected` never matches a non-empty stored value.
-    std::string db_state;
+  // A consistent image of the filter at one instant, streamed while writers
+  // continue (copy-on-write: until a chunk of 512 buckets has been encoded,
+  // the first write to it saves its pre-image; memory = pre-images of the
+  // chunks written before they were encoded). The table it shows stays
+  // allocated until the checkpoint is destroyed.
+  class Checkpoint {
+   public:
+    ~Checkpoint();
+    Checkpoint(const Checkpoint&) = delete;
+    Checkpoint& operator=(const Checkpoint&) = delete;
+    // Receives the encoding piece by piece (each at most 32 KiB); returns
+    // false to stop (e.g. an I/O error).
+    using Sink = std::function<bool(std::string_view piece)>;
+    // Writes snapshot format version 2 (plugin/core/live/live_snapshot.h)
+    // with the owner's `identity` bytes (<= 1 MiB) in the header; takes the
+    // filter mutex once per chunk (about a microsecond). At most once per
+    // checkpoint. Returns false if the sink stopped it.
+    bool Encode(std::string_view identity, const Sink& sink);
+    // Bytes Encode writes for an identity of `identity_size` bytes.
+    uint64_t EncodedSize(size_t identity_size) const;
+    uint64_t num_keys() const { return num_keys_; }
+    int level() const;
+
+   private:
+    friend class LiveKeyFilter;
+    Checkpoint() = default;
+    LiveKeyFilter* filter_ = nullptr;
+    std::shared_ptr<internal::LiveTable> table_;
+    std::unique_ptr<internal::FrozenView> view_;
+    uint64_t num_keys_ = 0;
+    bool encoded_ = false;
   };
-  // Serialized table + identity + XXH64 checksum (format in
-  // plugin/core/live/live_snapshot.h). Writer-serialized.
-  std::string EncodeSnapshot(const SnapshotIdentity& identity) const;
-  // Validates a snapshot (size, magic, version, parameters, checksum, entry
-  // count, identity == expected) and returns a builder holding its table,
-  // or null with the reason in *why. Never reads outside `data`.
+  // Freezes the current table: O(1) plus one byte per chunk, under the
+  // mutex. Returns null if the filter is not ready or another Checkpoint of
+  // this filter is alive (one at a time; splits do not count).
+  std::unique_ptr<Checkpoint> Freeze();
+  // Freeze + Encode into a string (the whole snapshot in memory).
+  std::string EncodeSnapshot(std::string_view identity);
+
+  // Validates a snapshot (size, magic, version, parameters, checksum, every
+  // bucket, entry count; version 1 is rejected with that reason) whose
+  // fingerprint width matches options.fingerprint_bits, and returns a
+  // builder holding its table (for Replace) with the stored owner identity
+  // in *identity, or null with the reason in *why. Never reads outside
+  // `data`.
   static std::unique_ptr<Builder> DecodeSnapshot(
       const LiveKeyFilterOptions& options, std::string_view data,
-      const SnapshotIdentity& expected, std::string* why);
+      std::string* identity, std::string* why);
 
  private:
-  struct DeltaOp {
-    uint64_t hash;
-    bool insert;
-  };
+  friend class Checkpoint;
+  // Writer side (plugin/core/live/live_key_filter.cc); "Locked": the
+  // filter mutex is held.
+  bool RequestSplitLocked(std::unique_lock<std::mutex>& lock);
+  void RunSplit(std::unique_lock<std::mutex>& lock);
+  void SplitWorker();
+  void PublishLocked(std::shared_ptr<internal::LiveTable> table);
+  void UpdateRescanWantedLocked();
+  void AbortRebuildLocked();
 
-  const LiveKeyFilterOptions options_;
-  std::atomic<internal::LiveTable*> table_;
-  std::unique_ptr<internal::ReaderGate> gate_;
-  std::atomic<bool> bypass_{false};
-  std::atomic<bool> rebuilding_{false};
-  std::vector<DeltaOp> delta_;  // writer only
-  std::atomic<uint64_t> delta_bytes_{0};
-  std::atomic<uint64_t> rebuild_bytes_{0};
-  std::atomic<uint64_t> inserts_{0};
-  std::atomic<uint64_t> erases_{0};
-  std::atomic<uint64_t> erase_misses_{0};
-  std::atomic<uint64_t> insert_no_room_{0};
-  std::atomic<uint64_t> rebuilds_{0};
+  const LiveKeyFilterOptions options_;  // with the defaults resolved
+  // The current table, for readers (ReadSection; reader_gate.h).
+  std::atomic<internal::LiveTable*> table_{nullptr};
+  std::atomic<bool> ready_{true};
+  // Per-thread reader statistics.
+  std::unique_ptr<internal::ReaderCounters[]> counters_;
+  // Everything the writers share (mutex, split thread, delta logs, ...).
+  std::unique_ptr<internal::LiveFilterState> state_;
 };
 
 }  // namespace cuckoo

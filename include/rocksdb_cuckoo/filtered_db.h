@@ -47,9 +47,13 @@
 // of the range are listed with a DB iterator (O(keys in range) time, 8 bytes
 // of memory per key), and erased after it. Other writes wait meanwhile.
 //
-// Growth. When a table reaches options.filter.max_load a larger table
-// (growth_factor x keys) is filled from a DB iterator in a background thread
-// while writes continue (they are also logged and replayed), then swapped in
+// Growth. When a table reaches options.filter.max_load it doubles from its
+// own contents in the filter's background thread (a split: no DB read; one
+// fingerprint bit fewer, so the false positive rate doubles at equal load;
+// see cuckoo/live_key_filter.h). When splits made the fingerprints narrower
+// than options.filter.rescan_below_bits (or the table cannot split any
+// more), a table is filled from a DB iterator in a background thread while
+// writes continue (they are also logged and replayed), then swapped in
 // atomically; readers use the old table until the swap. Writes are never
 // refused: if the table fills before the new one is ready, the writer waits
 // for it (or rebuilds synchronously). The filter never shrinks.
@@ -175,8 +179,9 @@ struct FilteredDBOptions {
   std::string snapshot_dir;
   // Write snapshots in Close() / the destructor (needs snapshot_dir).
   bool persist_on_close = true;
-  // Grow in a background thread (true) or synchronously in the writer that
-  // crosses max_load (false; the write then waits for a full scan).
+  // Rebuild from the DB (when the filter asks for it, RescanWanted) in a
+  // background thread (true) or synchronously in the writer that notices
+  // (false; the write then waits for a full scan).
   bool background_growth = true;
   // Report rebuild progress every this many keys scanned (info log and
   // progress_callback). 0 disables periodic reports.

@@ -1,9 +1,12 @@
-// LiveTable (concurrent cuckoo table), LiveKeyFilter (rebuild protocol) and
-// the snapshot format, without a database.
+// The live-key filter without a database: placement and splits
+// (LiveLayout), the concurrent table (LiveTable), the filter's growth,
+// rebuild, not-ready and checkpoint protocols (LiveKeyFilter), the reader
+// gate, and snapshot format version 2.
 #include <gtest/gtest.h>
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -12,116 +15,209 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cuckoo/live_key_filter.h"
-#include "filter/cuckoo_table.h"
+#include "live/live_layout.h"
 #include "live/live_snapshot.h"
 #include "live/live_table.h"
+#include "live/reader_gate.h"
 
 namespace cuckoo {
 namespace {
 
+using internal::LiveLayout;
+using internal::LivePlace;
 using internal::LiveTable;
 
-std::vector<uint64_t> RandomHashes(size_t n, uint64_t seed) {
+std::vector<KeyHash> RandomHashes(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<uint64_t> out(n);
-  for (auto& h : out) h = rng();
+  std::vector<KeyHash> out(n);
+  for (auto& h : out) h = KeyHash(rng());
   return out;
 }
 
-TEST(LiveTable, InsertContainsErase) {
-  LiveTable table(LiveTable::BucketsFor(10000, 0.85), 7);
-  const auto hashes = RandomHashes(10000, 1);
-  for (uint64_t h : hashes) ASSERT_TRUE(table.Insert(h));
-  EXPECT_EQ(table.size(), hashes.size());
-  for (uint64_t h : hashes) ASSERT_TRUE(table.Contains(h));
-  for (size_t i = 0; i < hashes.size(); i += 2)
-    ASSERT_TRUE(table.Erase(hashes[i]));
-  EXPECT_EQ(table.size(), hashes.size() / 2);
-  for (size_t i = 1; i < hashes.size(); i += 2)
-    ASSERT_TRUE(table.Contains(hashes[i]));
-  size_t still = 0;
-  for (size_t i = 0; i < hashes.size(); i += 2)
-    still += table.Contains(hashes[i]);
-  // Erased items only remain visible through false positives (~1e-4).
-  EXPECT_LE(still, 5u);
-}
+int Slots(int f) { return internal::LiveSlotsPerBucket(f); }
+int MaxLevel(int f) { return internal::LiveMaxLevel(f); }
 
-TEST(LiveTable, BucketsForIsEvenAndSized) {
-  EXPECT_EQ(LiveTable::BucketsFor(0, 0.85), 2u);
-  for (uint64_t keys : {1ull, 7ull, 1000ull, 123457ull}) {
-    const uint64_t m = LiveTable::BucketsFor(keys, 0.85);
-    EXPECT_EQ(m % 2, 0u);
-    EXPECT_GE(double(m) * 4 * 0.85, double(keys));
-    EXPECT_LE(double(m - 2) * 4 * 0.85, double(keys) + 4);
+// Every fingerprint width the filter supports.
+class PerWidth : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Widths, PerWidth, ::testing::Range(8, 17),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "f" + std::to_string(info.param);
+                         });
+
+// ------------------------------------------------------------ LiveLayout
+
+// Both buckets are in range and distinct, each is the other's alternate
+// (from the stored slot alone), and a stored slot is never 0 (empty), at
+// every level.
+TEST_P(PerWidth, PlacesArePairsAndSlotsAreNeverEmpty) {
+  const int f = GetParam();
+  for (int d = 0; d <= MaxLevel(f); ++d) {
+    const LiveLayout layout(f, 38, d, 7);
+    std::mt19937_64 rng(f * 100 + d);
+    for (int k = 0; k < 20000; ++k) {
+      // Include hashes whose top f bits are all ones (the reserved value).
+      const uint64_t h = (k % 16 == 0) ? (rng() | (~uint64_t{0} << (64 - f)))
+                                       : rng();
+      const LivePlace p = layout.Place(h);
+      ASSERT_NE(p.pattern, 0u);
+      ASSERT_LT(p.pattern, 1u << f);
+      ASSERT_LT(p.i1, layout.num_buckets());
+      ASSERT_LT(p.i2, layout.num_buckets());
+      ASSERT_NE(p.i1, p.i2);
+      ASSERT_EQ(layout.AltOf(p.i1, p.pattern), p.i2);
+      ASSERT_EQ(layout.AltOf(p.i2, p.pattern), p.i1);
+      // Both buckets share the low part l.
+      ASSERT_EQ(p.i1 / 38, p.i2 / 38);
+      // The slot matches only its own pattern.
+      const uint64_t word = layout.WithSlot(0, Slots(f) - 1, p.pattern);
+      ASSERT_TRUE(layout.Match(word, p.pattern));
+      const uint32_t top = 1u << (f - 1);
+      const uint32_t other = p.pattern == top ? top | 1 : p.pattern ^ top;
+      ASSERT_FALSE(layout.Match(word, other));
+    }
   }
 }
 
-// Breadth-first inserts reach a high load; a failed insert changes nothing.
-TEST(LiveTable, FillsBeyondNinetyFivePercentAndFailsCleanly) {
-  for (uint64_t buckets : {1000ull, 65536ull, 200002ull}) {
-    LiveTable table(buckets, 3);
-    const auto hashes = RandomHashes(buckets * 4, buckets);
+// The split of a bucket word puts every entry exactly where the next level
+// places its item, with the next level's stored value: the pair moves
+// together, nothing is lost or invented.
+TEST_P(PerWidth, SplitWordPlacesEntriesAsTheNextLevel) {
+  const int f = GetParam();
+  const uint64_t c = 10;
+  for (int d = 0; d < MaxLevel(f); ++d) {
+    const LiveLayout now(f, c, d, 3);
+    const LiveLayout next = now.Split();
+    ASSERT_EQ(next.level(), d + 1);
+    ASSERT_EQ(next.num_buckets(), 2 * now.num_buckets());
+    std::mt19937_64 rng(f * 1000 + d);
+    for (int k = 0; k < 5000; ++k) {
+      const uint64_t h = rng();
+      const LivePlace p = now.Place(h);
+      const LivePlace q = next.Place(h);
+      for (int which = 0; which < 2; ++which) {
+        const uint64_t i = which == 0 ? p.i1 : p.i2;
+        const uint64_t target = which == 0 ? q.i1 : q.i2;
+        ASSERT_TRUE(target == i || target == i + now.num_buckets());
+        // A word with this item and another random one.
+        const uint64_t other = now.Place(rng()).pattern;
+        const uint64_t word =
+            now.WithSlot(now.WithSlot(0, 0, other), 1, p.pattern);
+        uint64_t low = 0, high = 0;
+        now.SplitWord(word, &low, &high);
+        const uint64_t moved = target == i ? low : high;
+        ASSERT_TRUE(next.Match(moved, q.pattern)) << "f " << f << " d " << d;
+        ASSERT_EQ(now.CountEntries(low) + now.CountEntries(high), 2);
+        ASSERT_TRUE(next.ValidWord(low) && next.ValidWord(high));
+      }
+    }
+  }
+}
+
+TEST(LiveLayout, SlotsPerBucketAndLevels) {
+  EXPECT_EQ(Slots(8), 8);
+  EXPECT_EQ(Slots(9), 7);
+  EXPECT_EQ(Slots(10), 6);
+  EXPECT_EQ(Slots(11), 5);
+  EXPECT_EQ(Slots(12), 5);
+  EXPECT_EQ(Slots(13), 4);
+  EXPECT_EQ(Slots(16), 4);
+  EXPECT_EQ(MaxLevel(12), 8);
+  EXPECT_TRUE(LiveLayout(12, 2, 7, 0).can_split());
+  EXPECT_FALSE(LiveLayout(12, 2, 8, 0).can_split());
+}
+
+// ------------------------------------------------------------ LiveTable
+
+TEST(LiveTable, InsertContainsErase) {
+  LiveTable table(LiveLayout(
+      12, LiveTable::BaseBucketsFor(10000, 12, 0.9), 0, 7));
+  const auto hashes = RandomHashes(10000, 1);
+  uint64_t retries = 0;
+  for (KeyHash h : hashes) ASSERT_TRUE(table.Insert(h.value));
+  EXPECT_EQ(table.size(), hashes.size());
+  for (KeyHash h : hashes) ASSERT_TRUE(table.Contains(h.value, &retries));
+  for (size_t i = 0; i < hashes.size(); i += 2)
+    ASSERT_TRUE(table.Erase(hashes[i].value));
+  EXPECT_EQ(table.size(), hashes.size() / 2);
+  for (size_t i = 1; i < hashes.size(); i += 2)
+    ASSERT_TRUE(table.Contains(hashes[i].value, &retries));
+  size_t still = 0;
+  for (size_t i = 0; i < hashes.size(); i += 2)
+    still += table.Contains(hashes[i].value, &retries);
+  // Erased items only remain visible through false positives (~0.1%).
+  EXPECT_LE(still, 25u);
+  EXPECT_EQ(retries, 0u);
+}
+
+TEST(LiveTable, BaseBucketsForIsEvenAndSized) {
+  EXPECT_EQ(LiveTable::BaseBucketsFor(0, 12, 0.93), 2u);
+  for (int f : {8, 12, 16}) {
+    for (uint64_t keys : {1ull, 7ull, 1000ull, 123457ull}) {
+      const uint64_t c = LiveTable::BaseBucketsFor(keys, f, 0.93);
+      EXPECT_EQ(c % 2, 0u);
+      EXPECT_GE(double(c) * Slots(f) * 0.93, double(keys));
+      EXPECT_LE(double(c - 2) * Slots(f) * 0.93, double(keys) + Slots(f));
+    }
+  }
+}
+
+// Breadth-first inserts reach the documented load limit of every bucket
+// size before the first failure; a failed insert changes nothing.
+TEST_P(PerWidth, FillsBeyondTheMaxLoadLimitAndFailsCleanly) {
+  const int f = GetParam();
+  const int b = Slots(f);
+  for (uint64_t c : {2000ull, 40000ull}) {
+    LiveTable table(LiveLayout(f, c, 0, 3));
+    const auto hashes = RandomHashes(c * b, c + f);
     size_t n = 0;
-    while (n < hashes.size() && table.Insert(hashes[n])) ++n;
+    while (n < hashes.size() && table.Insert(hashes[n].value)) ++n;
     const double load = double(n) / double(table.capacity());
-    EXPECT_GE(load, 0.95) << "buckets " << buckets;
+    EXPECT_GE(load, LiveMaxLoadLimit(b)) << "c " << c;
     ASSERT_LT(n, hashes.size());
     // The failed insert left the table as it was.
     EXPECT_EQ(table.size(), n);
-    for (size_t i = 0; i < n; ++i) ASSERT_TRUE(table.Contains(hashes[i])) << i;
+    uint64_t retries = 0;
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(table.Contains(hashes[i].value, &retries)) << i;
     uint64_t entries = 0;
-    for (uint64_t b = 0; b < table.num_buckets(); ++b) {
-      entries += LiveTable::CountEntries(table.LoadBucket(b));
-    }
+    for (uint64_t i = 0; i < table.num_buckets(); ++i)
+      entries += table.layout().CountEntries(table.LoadBucket(i));
     EXPECT_EQ(entries, n);
   }
 }
 
-TEST(LiveTable, DuplicatesUpToEightCopies) {
-  LiveTable table(1000, 0);
+TEST(LiveTable, DuplicatesUpToTwoBucketsOfCopies) {
+  LiveTable table(LiveLayout(12, 1000, 0, 0));
   const uint64_t h = 0x123456789abcdefULL;
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(table.Insert(h)) << i;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(table.Insert(h)) << i;
   // Both buckets are full of copies whose alternate is each other.
   EXPECT_FALSE(table.Insert(h));
-  for (int i = 0; i < 8; ++i) {
-    ASSERT_TRUE(table.Contains(h));
+  uint64_t retries = 0;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(table.Contains(h, &retries));
     ASSERT_TRUE(table.Erase(h));
   }
-  EXPECT_FALSE(table.Contains(h));
+  EXPECT_FALSE(table.Contains(h, &retries));
   EXPECT_FALSE(table.Erase(h));
   EXPECT_EQ(table.size(), 0u);
 }
 
-// The measured false positive rate matches 1 - (1 - 1/65535)^(8 load).
-TEST(LiveTable, FalsePositiveRateMatchesTheory) {
-  const uint64_t n = 200000;
-  LiveTable table(LiveTable::BucketsFor(n, 0.85), 11);
-  for (uint64_t h : RandomHashes(n, 2)) ASSERT_TRUE(table.Insert(h));
-  const double load = table.load_factor();
-  const double expected = 1.0 - std::pow(1.0 - 1.0 / 65535.0, 8 * load);
-  const uint64_t queries = 4000000;
-  std::mt19937_64 rng(99);
-  uint64_t fp = 0;
-  for (uint64_t q = 0; q < queries; ++q) fp += table.Contains(rng());
-  const double measured = double(fp) / double(queries);
-  // ~400 expected hits: +-25% is more than 5 standard deviations.
-  EXPECT_GT(measured, expected * 0.75);
-  EXPECT_LT(measured, expected * 1.25);
-}
-
 TEST(LiveTable, BatchedLookupsEqualSingle) {
-  LiveTable table(LiveTable::BucketsFor(5000, 0.9), 5);
+  LiveTable table(LiveLayout(12, LiveTable::BaseBucketsFor(5000, 12, 0.9),
+                             0, 5));
   const auto in = RandomHashes(5000, 3);
-  for (uint64_t h : in) ASSERT_TRUE(table.Insert(h));
+  for (KeyHash h : in) ASSERT_TRUE(table.Insert(h.value));
   auto queries = RandomHashes(3000, 4);
   queries.insert(queries.end(), in.begin(), in.begin() + 3000);
   std::unique_ptr<bool[]> out(new bool[queries.size()]);
-  table.ContainsBatch(queries.data(), queries.size(), out.get());
+  uint64_t retries = 0;
+  table.ContainsBatch(queries.data(), queries.size(), out.get(), &retries);
   for (size_t i = 0; i < queries.size(); ++i) {
-    ASSERT_EQ(out[i], table.Contains(queries[i])) << i;
+    ASSERT_EQ(out[i], table.Contains(queries[i].value, &retries)) << i;
   }
 }
 
@@ -130,10 +226,10 @@ TEST(LiveTable, BatchedLookupsEqualSingle) {
 // see one of them absent.
 TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
   const uint64_t buckets = 4096;  // small: relocations everywhere
-  LiveTable table(buckets, 9);
-  const auto stable = RandomHashes(buckets * 2, 21);  // 50% load
-  for (uint64_t h : stable) ASSERT_TRUE(table.Insert(h));
-  const auto churn = RandomHashes(buckets * 2, 22);  // up to +45%
+  LiveTable table(LiveLayout(12, buckets, 0, 9));
+  const auto stable = RandomHashes(buckets * 5 / 2, 21);  // 50% load
+  for (KeyHash h : stable) ASSERT_TRUE(table.Insert(h.value));
+  const auto churn = RandomHashes(buckets * 5 / 2, 22);  // up to +45%
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> misses{0};
   std::atomic<uint64_t> lookups{0};
@@ -141,10 +237,10 @@ TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&, r] {
       std::mt19937_64 rng(r);
-      uint64_t local = 0;
+      uint64_t local = 0, retries = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        const uint64_t h = stable[rng() % stable.size()];
-        if (!table.Contains(h)) misses.fetch_add(1);
+        const uint64_t h = stable[rng() % stable.size()].value;
+        if (!table.Contains(h, &retries)) misses.fetch_add(1);
         ++local;
       }
       lookups.fetch_add(local);
@@ -160,7 +256,8 @@ TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
        round < 200 && std::chrono::steady_clock::now() < deadline; ++round) {
     // Fill to ~95%, then erase back to ~55%.
     while (table.load_factor() < 0.95 && inserted < churn.size()) {
-      if (table.Insert(churn[inserted])) present.push_back(churn[inserted]);
+      if (table.Insert(churn[inserted].value))
+        present.push_back(churn[inserted].value);
       ++inserted;
       if (inserted == churn.size()) inserted = 0;
     }
@@ -176,28 +273,14 @@ TEST(LiveTable, ConcurrentReadersNeverMissStableItems) {
   EXPECT_EQ(misses.load(), 0u);
   EXPECT_GT(table.relocations() - before, 1000u);
   EXPECT_GT(lookups.load(), 10000u);
-  for (uint64_t h : stable) ASSERT_TRUE(table.Contains(h));
+  uint64_t retries = 0;
+  for (KeyHash h : stable) ASSERT_TRUE(table.Contains(h.value, &retries));
 }
 
-// ------------------------------------------------------------ LiveKeyFilter
-
-LiveKeyFilterOptions SmallOptions() {
-  LiveKeyFilterOptions o;
-  o.initial_capacity = 1000;
-  return o;
-}
-
-// Issue 9, item 4: K is live in its alternate bucket A. K2 (primary A) and K3
-// (primary P = K's primary) share K's fingerprint and bucket pair. A reader of
-// K loads P, then (in the hook, i.e. between its two loads) the writer inserts
-// K3 (lands in P) and erases K2 (removes the copy in A that stood for K), then
-// the reader loads A. Neither load sees the fingerprint although K is live
-// throughout; the reader must notice the erase and retry. Deterministic: the
-// hook runs the writer's operations inline, once.
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
 namespace {
 // A 2-bucket table: every item's pair is {0, 1}. Bucket = top bit of the low
-// 32 bits; fingerprint from the high 32 bits.
+// 32 bits; fingerprint (top 12 bits) from fp_seed.
 uint64_t HashFor(uint32_t bucket, uint32_t fp_seed) {
   return (uint64_t{0x9e3779b9u * (fp_seed + 1)} << 32) |
          (bucket ? 0x80000000u : 0u);
@@ -216,8 +299,15 @@ void WriterBetweenLoads(void* arg) {
 }
 }  // namespace
 
+// Issue 9, item 4: K is live in its alternate bucket A. K2 (primary A) and K3
+// (primary P = K's primary) share K's fingerprint and bucket pair. A reader of
+// K loads P, then (in the hook, i.e. between its two loads) the writer inserts
+// K3 (lands in P) and erases K2 (removes the copy in A that stood for K), then
+// the reader loads A. Neither load sees the fingerprint although K is live
+// throughout; the reader must notice the erase and retry. Deterministic: the
+// hook runs the writer's operations inline, once.
 TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
-  LiveTable table(2, 0);
+  LiveTable table(LiveLayout(12, 2, 0, 0));
   const uint32_t P = 0, A = 1;
   const uint64_t k = HashFor(P, 0);
   const uint64_t k2 = HashFor(A, 0);
@@ -230,13 +320,9 @@ TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
   ASSERT_TRUE(table.Insert(HashFor(A, 3)));  // A: K f3
   ASSERT_TRUE(table.Insert(HashFor(P, 4)));  // P: f1 f2 f4
   ASSERT_TRUE(table.Insert(HashFor(A, 5)));  // A: K f3 f5
-  const uint32_t fp = cuckoo::internal::FingerprintOf<16>(k);
+  const uint32_t pattern = table.layout().Place(k).pattern;
   auto holds = [&](uint32_t b) {
-    const uint64_t w = table.LoadBucket(b);
-    for (int j = 0; j < 4; ++j) {
-      if (((w >> (16 * j)) & 0xffff) == fp) return true;
-    }
-    return false;
+    return table.layout().Match(table.LoadBucket(b), pattern);
   };
   ASSERT_FALSE(holds(P));
   ASSERT_TRUE(holds(A));
@@ -255,19 +341,301 @@ TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
   EXPECT_GE(retries, 1u);
   EXPECT_EQ(w.runs, 2) << "one retry after the interleaved writes";
 }
+
+namespace {
+// Inside a reader's read section (between its two bucket loads), another
+// thread replaces the filter's table. Replace must not return (free the old
+// table) before the reader left its section.
+struct ReplaceDuringRead {
+  LiveKeyFilter* filter;
+  std::unique_ptr<LiveKeyFilter::Builder> builder;
+  std::atomic<bool> replaced{false};
+  bool returned_early = false;
+  int runs = 0;
+  std::thread writer;
+};
+void ReplaceBetweenLoads(void* arg) {
+  auto* r = static_cast<ReplaceDuringRead*>(arg);
+  if (r->runs++ != 0) return;
+  r->writer = std::thread([r] {
+    ASSERT_TRUE(r->filter->Replace(std::move(r->builder)));
+    r->replaced = true;
+  });
+  // Long enough for a Replace that does not wait to return (it takes
+  // microseconds); the reader still holds the old table.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  r->returned_early = r->replaced.load();
+}
+}  // namespace
+
+TEST(ReaderGate, RetiredTableOutlivesTheReadSectionsThatLoadedIt) {
+  for (bool membarrier : {true, false}) {
+    SCOPED_TRACE(membarrier ? "membarrier" : "fenced readers");
+    internal::SetReaderFencesForTesting(membarrier);
+    LiveKeyFilterOptions o;
+    o.initial_capacity = 1000;
+    LiveKeyFilter filter(o, 1000);
+    ReplaceDuringRead r;
+    r.filter = &filter;
+    r.builder = filter.BeginRebuild(2000);
+    LiveTable::test_between_loads_arg = &r;
+    LiveTable::test_between_loads = &ReplaceBetweenLoads;
+    filter.MayContain(KeyHash(0x1234));
+    LiveTable::test_between_loads = nullptr;
+    LiveTable::test_between_loads_arg = nullptr;
+    r.writer.join();
+    EXPECT_EQ(r.runs, 1);
+    EXPECT_TRUE(r.replaced);
+    EXPECT_FALSE(r.returned_early)
+        << "the old table was released while a reader used it";
+  }
+  internal::SetReaderFencesForTesting(true);
+}
 #endif  // ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+
+// ------------------------------------------------------------ LiveKeyFilter
+
+LiveKeyFilterOptions SmallOptions(int f = 12, bool background = true) {
+  LiveKeyFilterOptions o;
+  o.fingerprint_bits = f;
+  o.initial_capacity = 1000;
+  o.background_splits = background;
+  return o;
+}
 
 TEST(LiveKeyFilter, ValidatesOptions) {
   EXPECT_EQ(ValidateLiveKeyFilterOptions(LiveKeyFilterOptions()), "");
-  LiveKeyFilterOptions o;
-  o.max_load = 0.99;
-  EXPECT_NE(ValidateLiveKeyFilterOptions(o), "");
-  o = LiveKeyFilterOptions();
-  o.target_load = 0.95;
-  EXPECT_NE(ValidateLiveKeyFilterOptions(o), "");
-  o = LiveKeyFilterOptions();
-  o.growth_factor = 1.0;
-  EXPECT_NE(ValidateLiveKeyFilterOptions(o), "");
+  for (int f = 8; f <= 16; ++f) {
+    LiveKeyFilterOptions o;
+    o.fingerprint_bits = f;
+    EXPECT_EQ(ValidateLiveKeyFilterOptions(o), "") << f;
+  }
+  auto bad = [](auto change) {
+    LiveKeyFilterOptions o;
+    change(o);
+    return ValidateLiveKeyFilterOptions(o);
+  };
+  EXPECT_NE(bad([](auto& o) { o.fingerprint_bits = 7; }), "");
+  EXPECT_NE(bad([](auto& o) { o.fingerprint_bits = 17; }), "");
+  EXPECT_NE(bad([](auto& o) { o.max_load = 0.99; }), "");
+  EXPECT_NE(bad([](auto& o) {
+              o.fingerprint_bits = 16;  // b = 4: lower limit
+              o.max_load = 0.95;
+            }),
+            "");
+  EXPECT_NE(bad([](auto& o) { o.target_load = 0.96; }), "");
+  EXPECT_NE(bad([](auto& o) {
+              o.target_load = 0.9;
+              o.max_load = 0.9;
+            }),
+            "");
+  EXPECT_NE(bad([](auto& o) { o.rescan_below_bits = -1; }), "");
+  EXPECT_NE(bad([](auto& o) { o.rescan_below_bits = 17; }), "");
+  EXPECT_NE(bad([](auto& o) { o.initial_capacity = uint64_t{1} << 40; }), "");
+}
+
+// With default options a table built from keys stores at most 14 bits per
+// key at its target load, and its expected FPR is at most 0.25%.
+TEST(LiveKeyFilter, DefaultTableIsSmallAndAccurate) {
+  const uint64_t n = 100000;
+  LiveKeyFilter filter(LiveKeyFilterOptions(), n);
+  for (KeyHash h : RandomHashes(n, 1)) ASSERT_TRUE(filter.Insert(h));
+  const LiveKeyFilterStats s = filter.GetStats();
+  EXPECT_EQ(s.splits, 0u);
+  EXPECT_EQ(s.fingerprint_bits, 12);
+  EXPECT_EQ(s.width, 12);
+  EXPECT_LE(s.bits_per_key, 14.0);
+  EXPECT_LE(s.expected_fpr, 0.0025);
+}
+
+// Random inserts (with duplicates), erases of present keys and lookups
+// against an exact multiset model, through several splits, at every width:
+// no false negative, exact count, every key found right after every split.
+TEST_P(PerWidth, MatchesAMultisetModelAcrossSplits) {
+  const int f = GetParam();
+  for (bool background : {false, true}) {
+    SCOPED_TRACE(background ? "background splits" : "synchronous splits");
+    // Small tables, so that ~10^4 keys take several splits; f < 10 has
+    // fewer levels (f - 4), so it starts larger.
+    LiveKeyFilterOptions o = SmallOptions(f, background);
+    o.initial_capacity = f < 10 ? 1000 : 300;
+    LiveKeyFilter filter(o, o.initial_capacity);
+    std::unordered_map<uint64_t, int> model;  // hash -> copies
+    std::vector<uint64_t> keys;               // distinct hashes ever added
+    uint64_t total = 0, splits_checked = 0;
+    std::mt19937_64 rng(f * 7 + background);
+    auto check_all = [&] {
+      for (const auto& [h, copies] : model) {
+        if (copies > 0) {
+          ASSERT_TRUE(filter.MayContain(KeyHash(h))) << h;
+        }
+      }
+      ASSERT_EQ(filter.size(), total);
+    };
+    for (int op = 0; op < 30000; ++op) {
+      const uint64_t r = rng() % 100;
+      if (r < 60 || keys.empty()) {
+        // A new key, or (1 in 10) another copy of a known one.
+        const uint64_t h =
+            (r % 10 == 0 && !keys.empty()) ? keys[rng() % keys.size()] : rng();
+        if (model[h] >= 2) continue;  // keep duplicates well below 2b
+        ASSERT_TRUE(filter.Insert(KeyHash(h)));
+        if (model[h]++ == 0) keys.push_back(h);
+        ++total;
+      } else if (r < 85) {
+        const uint64_t h = keys[rng() % keys.size()];
+        if (model[h] == 0) continue;
+        ASSERT_TRUE(filter.Erase(KeyHash(h)));
+        --model[h];
+        --total;
+      } else {
+        const uint64_t h = keys[rng() % keys.size()];
+        if (model[h] > 0) {
+          ASSERT_TRUE(filter.MayContain(KeyHash(h)));
+        }
+      }
+      const uint64_t splits = filter.GetStats().splits;
+      if (splits != splits_checked) {
+        filter.WaitForSplit();
+        ASSERT_NO_FATAL_FAILURE(check_all());
+        splits_checked = filter.GetStats().splits;
+      }
+    }
+    filter.WaitForSplit();
+    ASSERT_NO_FATAL_FAILURE(check_all());
+    const LiveKeyFilterStats s = filter.GetStats();
+    EXPECT_GE(s.splits, 3u) << "level " << s.level;
+    EXPECT_EQ(s.level, int(s.splits));
+    EXPECT_EQ(s.width, f - s.level);
+    EXPECT_EQ(s.num_keys, total);
+    EXPECT_EQ(s.insert_failures, 0u);
+    EXPECT_EQ(s.erase_misses, 0u);
+    EXPECT_LE(s.load_factor, LiveMaxLoadLimit(Slots(f)) + 0.01);
+  }
+}
+
+// The measured false positive rate at level d and load a matches
+// 1 - (1 - 1/V)^(2 b a) (V = 2^(f-d); 2^f - 1 at level 0): each split
+// doubles it at equal load.
+TEST_P(PerWidth, FalsePositiveRatePerLevel) {
+  const int f = GetParam();
+  const int b = Slots(f);
+  std::vector<int> levels = {0, 1, 2};
+  if (MaxLevel(f) > 2) levels.push_back(std::min(4, MaxLevel(f)));
+  for (int d : levels) {
+    // A table at level d grown from a small one by splits, filled to about
+    // 90% of its capacity.
+    const uint64_t c = 4000u >> d;
+    std::unique_ptr<LiveTable> table =
+        std::make_unique<LiveTable>(LiveLayout(f, c, 0, 11));
+    std::mt19937_64 rng(f * 31 + d);
+    const uint64_t target = uint64_t(0.9 * 4000 * b);
+    uint64_t n = 0;
+    for (int level = 0; level <= d; ++level) {
+      if (level > 0) {
+        auto next = std::make_unique<LiveTable>(table->layout().Split());
+        std::vector<uint64_t> words(table->num_buckets());
+        table->CopyBuckets(0, words.size(), words.data());
+        next->SplitFrom(words.data(), 0, words.size());
+        ASSERT_EQ(next->size(), n);
+        table = std::move(next);
+      }
+      const uint64_t fill = level == d ? target : (target >> (d - level));
+      for (; n < fill; ++n) ASSERT_TRUE(table->Insert(rng()));
+    }
+    ASSERT_EQ(table->layout().level(), d);
+    const double load = table->load_factor();
+    const double values = std::ldexp(1.0, f - d) - (d == 0 ? 1 : 0);
+    const double expected = 1.0 - std::pow(1.0 - 1.0 / values, 2.0 * b * load);
+    // Enough queries for ~1000 expected hits (at least 10^5).
+    const uint64_t queries =
+        std::max<uint64_t>(100000, uint64_t(1000 / expected));
+    uint64_t hits = 0, retries = 0;
+    for (uint64_t q = 0; q < queries; ++q) hits += table->Contains(rng(), &retries);
+    const double mean = expected * double(queries);
+    EXPECT_NEAR(double(hits), mean, 5 * std::sqrt(mean) + 3)
+        << "f " << f << " level " << d << " load " << load;
+  }
+}
+
+// Splits keep every entry: the split table holds exactly the entries of the
+// source, each where the next level places it.
+TEST_P(PerWidth, SplitConservesEntriesAndFindsEveryKey) {
+  const int f = GetParam();
+  LiveKeyFilter filter(SmallOptions(f, /*background=*/false), 200);
+  std::vector<KeyHash> in;
+  std::mt19937_64 rng(f);
+  uint64_t splits = 0;
+  while (splits < 4) {
+    const KeyHash h(rng());
+    ASSERT_TRUE(filter.Insert(h));
+    in.push_back(h);
+    const LiveKeyFilterStats s = filter.GetStats();
+    if (s.splits != splits) {
+      splits = s.splits;
+      ASSERT_EQ(s.num_keys, in.size());
+      for (KeyHash k : in) ASSERT_TRUE(filter.MayContain(k));
+    }
+  }
+}
+
+TEST(LiveKeyFilter, RescanWantedWhenSplitsMadeTheWidthNarrow) {
+  LiveKeyFilterOptions o = SmallOptions(12, /*background=*/false);
+  o.rescan_below_bits = 10;
+  LiveKeyFilter filter(o, 200);
+  std::mt19937_64 rng(3);
+  while (filter.GetStats().splits < 2) {
+    ASSERT_TRUE(filter.Insert(KeyHash(rng())));
+    EXPECT_FALSE(filter.RescanWanted());
+  }
+  EXPECT_EQ(filter.GetStats().width, 10);
+  while (filter.GetStats().splits < 3) ASSERT_TRUE(filter.Insert(KeyHash(rng())));
+  EXPECT_EQ(filter.GetStats().width, 9);
+  EXPECT_TRUE(filter.RescanWanted());
+  EXPECT_TRUE(filter.GetStats().rescan_wanted);
+  // A rebuild from the keys restores the width and clears the request.
+  const uint64_t keys = filter.size();
+  auto builder = filter.BeginRebuild(filter.RescanCapacity());
+  EXPECT_GE(filter.RescanCapacity(), keys + keys / 8);
+  std::mt19937_64 again(3);
+  for (uint64_t i = 0; i < keys; ++i) ASSERT_TRUE(builder->Add(KeyHash(again())));
+  ASSERT_TRUE(filter.Replace(std::move(builder)));
+  EXPECT_FALSE(filter.RescanWanted());
+  EXPECT_EQ(filter.GetStats().width, 12);
+}
+
+// At the last level the table cannot split: a full table refuses the insert
+// (unchanged) and asks for a rebuild.
+TEST(LiveKeyFilter, LastLevelAsksForARebuild) {
+  LiveKeyFilterOptions o = SmallOptions(8, /*background=*/false);
+  o.rescan_below_bits = 0;
+  LiveKeyFilter filter(o, 10);
+  std::mt19937_64 rng(5);
+  uint64_t stored = 0;
+  for (;;) {
+    if (!filter.Insert(KeyHash(rng()))) break;
+    ++stored;
+    ASSERT_LT(stored, 1000000u);
+  }
+  const LiveKeyFilterStats s = filter.GetStats();
+  EXPECT_EQ(s.level, MaxLevel(8));
+  EXPECT_EQ(s.splits, uint64_t(MaxLevel(8)));
+  EXPECT_EQ(s.num_keys, stored);
+  EXPECT_EQ(s.insert_failures, 1u);
+  EXPECT_TRUE(filter.RescanWanted());
+}
+
+// A key inserted more often than its two buckets hold fails without
+// growing the table (no split helps duplicates).
+TEST(LiveKeyFilter, DuplicatesBeyondTwoBucketsFailWithoutSplitting) {
+  LiveKeyFilter filter(SmallOptions(12, /*background=*/false), 1000);
+  const KeyHash h(0xfeedfacecafebeefULL);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(filter.Insert(h));
+  EXPECT_FALSE(filter.Insert(h));
+  const LiveKeyFilterStats s = filter.GetStats();
+  EXPECT_EQ(s.splits, 0u);
+  EXPECT_EQ(s.insert_failures, 1u);
+  EXPECT_EQ(s.num_keys, 10u);
 }
 
 // A rebuild captures the set at BeginRebuild; writes after that go to the
@@ -278,221 +646,435 @@ TEST(LiveKeyFilter, RebuildReplaysWritesMadeDuringTheScan) {
   std::set<uint64_t> live;
   for (size_t i = 0; i < 900; ++i) {
     ASSERT_TRUE(filter.Insert(hashes[i]));
-    live.insert(hashes[i]);
+    live.insert(hashes[i].value);
   }
-  auto builder = filter.BeginRebuild(filter.GrowthCapacity());
+  auto builder = filter.BeginRebuild(filter.RescanCapacity());
+  EXPECT_TRUE(filter.rebuilding());
   const std::set<uint64_t> source = live;  // what a DB iterator would see
-  // Concurrent writes: erase some old, insert new.
+  // Concurrent writes: erase some old, insert new (more than the final
+  // replay under the mutex: the rest is replayed outside it).
   for (size_t i = 0; i < 300; ++i) {
     ASSERT_TRUE(filter.Erase(hashes[i]));
-    live.erase(hashes[i]);
+    live.erase(hashes[i].value);
   }
-  for (size_t i = 900; i < 1100; ++i) {
+  for (size_t i = 900; i < 2900; ++i) {
     ASSERT_TRUE(filter.Insert(hashes[i]));
-    live.insert(hashes[i]);
+    live.insert(hashes[i].value);
   }
-  for (uint64_t h : source) ASSERT_TRUE(builder->Add(h));
+  for (uint64_t h : source) ASSERT_TRUE(builder->Add(KeyHash(h)));
   ASSERT_TRUE(filter.Replace(std::move(builder)));
   EXPECT_FALSE(filter.rebuilding());
   EXPECT_EQ(filter.size(), live.size());
-  for (uint64_t h : live) ASSERT_TRUE(filter.MayContainHash(h));
+  for (uint64_t h : live) ASSERT_TRUE(filter.MayContain(KeyHash(h)));
   const LiveKeyFilterStats stats = filter.GetStats();
   EXPECT_EQ(stats.rebuilds, 1u);
-  EXPECT_LT(stats.load_factor, 0.6);
   // After the rebuild, writes are no longer logged.
-  ASSERT_TRUE(filter.Insert(hashes[2000]));
-  EXPECT_TRUE(filter.MayContainHash(hashes[2000]));
+  ASSERT_TRUE(filter.Insert(hashes[2999]));
+  EXPECT_TRUE(filter.MayContain(hashes[2999]));
 }
 
-TEST(LiveKeyFilter, FailedBuilderIsRejected) {
+// A builder that overflows splits instead of failing.
+TEST(LiveKeyFilter, BuilderSplitsWhenItOverflows) {
   LiveKeyFilter filter(SmallOptions(), 1000);
-  ASSERT_TRUE(filter.Insert(42));
-  auto builder = filter.BeginRebuild(10);  // 4 buckets: 16 slots
-  bool failed = false;
-  for (uint64_t h : RandomHashes(100, 1)) failed |= !builder->Add(h);
-  EXPECT_TRUE(failed);
-  EXPECT_FALSE(filter.Replace(std::move(builder)));
-  EXPECT_TRUE(filter.MayContainHash(42));
-  EXPECT_TRUE(filter.rebuilding());
-  filter.AbortRebuild();
-  EXPECT_FALSE(filter.rebuilding());
+  auto builder = filter.BeginRebuild(10);
+  const auto hashes = RandomHashes(1000, 1);
+  for (KeyHash h : hashes) ASSERT_TRUE(builder->Add(h));
+  EXPECT_GE(builder->level(), 3);
+  EXPECT_EQ(builder->size(), hashes.size());
+  ASSERT_TRUE(filter.Replace(std::move(builder)));
+  for (KeyHash h : hashes) ASSERT_TRUE(filter.MayContain(h));
+  EXPECT_EQ(filter.GetStats().level, filter.GetStats().fingerprint_bits -
+                                         filter.GetStats().width);
 }
 
-TEST(LiveKeyFilter, BypassAnswersMaybe) {
+// A builder from an aborted or superseded rebuild is refused: its delta log
+// is gone, so installing it would lose the writes made during its scan.
+TEST(LiveKeyFilter, StaleBuildersAreRefused) {
+  LiveKeyFilter filter(SmallOptions(), 1000);
+  ASSERT_TRUE(filter.Insert(KeyHash(42)));
+  auto first = filter.BeginRebuild(1000);
+  auto second = filter.BeginRebuild(1000);
+  EXPECT_FALSE(filter.Replace(std::move(first)));
+  EXPECT_FALSE(filter.rebuilding());  // a failed Replace aborts the rebuild
+  EXPECT_FALSE(filter.Replace(std::move(second)));
+  auto third = filter.BeginRebuild(1000);
+  filter.AbortRebuild();
+  EXPECT_FALSE(filter.Replace(std::move(third)));
+  EXPECT_TRUE(filter.MayContain(KeyHash(42)));
+  EXPECT_EQ(filter.GetStats().rebuilds, 0u);
+}
+
+// Not ready: every key "may be present", writes only go to the rebuild's
+// log, and only a successful Replace makes the filter ready.
+TEST(LiveKeyFilter, NotReadyUntilARebuildIsInstalled) {
   LiveKeyFilter filter(SmallOptions(), 1000);
   EXPECT_FALSE(filter.MayContain("x"));
-  filter.SetBypass(true);
+  filter.MarkNotReady();
+  EXPECT_FALSE(filter.ready());
+  EXPECT_TRUE(filter.GetStats().building);
   EXPECT_TRUE(filter.MayContain("x"));
   bool out[2] = {false, false};
-  const uint64_t hs[2] = {1, 2};
-  filter.MayContainHashes(hs, 2, out);
+  const KeyHash hs[2] = {KeyHash(1), KeyHash(2)};
+  filter.MayContainBatch(hs, 2, out);
   EXPECT_TRUE(out[0] && out[1]);
-  filter.SetBypass(false);
+  EXPECT_EQ(filter.Freeze(), nullptr);  // nothing trustworthy to checkpoint
+
+  auto builder = filter.BeginRebuild(1000);
+  ASSERT_TRUE(builder->Add(HashKey("scanned")));
+  ASSERT_TRUE(filter.Insert(HashKey("written during the scan")));
+  ASSERT_TRUE(filter.Insert(HashKey("erased during the scan")));
+  ASSERT_TRUE(filter.Erase(HashKey("erased during the scan")));
+  EXPECT_TRUE(filter.MayContain("x"));  // still building
+  // MarkNotReady again (e.g. another ingestion) abandons this rebuild.
+  auto stale = std::move(builder);
+  filter.MarkNotReady();
+  EXPECT_FALSE(filter.Replace(std::move(stale)));
+  EXPECT_FALSE(filter.ready());
+
+  builder = filter.BeginRebuild(1000);
+  ASSERT_TRUE(builder->Add(HashKey("scanned")));
+  ASSERT_TRUE(filter.Insert(HashKey("written during the scan")));
+  ASSERT_TRUE(filter.Replace(std::move(builder)));
+  EXPECT_TRUE(filter.ready());
+  EXPECT_TRUE(filter.MayContain("scanned"));
+  EXPECT_TRUE(filter.MayContain("written during the scan"));
   EXPECT_FALSE(filter.MayContain("x"));
+  EXPECT_EQ(filter.size(), 2u);
 }
 
 // Readers keep answering correctly while tables are swapped under them.
 TEST(LiveKeyFilter, ReadersSurviveTableSwaps) {
-  LiveKeyFilter filter(SmallOptions(), 1000);
-  const auto stable = RandomHashes(800, 31);
-  for (uint64_t h : stable) ASSERT_TRUE(filter.Insert(h));
+  for (bool membarrier : {true, false}) {
+    SCOPED_TRACE(membarrier ? "membarrier" : "fenced readers");
+    internal::SetReaderFencesForTesting(membarrier);
+    LiveKeyFilter filter(SmallOptions(), 1000);
+    const auto stable = RandomHashes(800, 31);
+    for (KeyHash h : stable) ASSERT_TRUE(filter.Insert(h));
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> misses{0};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 2; ++r) {
+      readers.emplace_back([&, r] {
+        std::mt19937_64 rng(r);
+        std::vector<KeyHash> batch(16);
+        std::unique_ptr<bool[]> out(new bool[16]);
+        while (!stop.load(std::memory_order_relaxed)) {
+          for (auto& h : batch) h = stable[rng() % stable.size()];
+          filter.MayContainBatch(batch.data(), batch.size(), out.get());
+          for (size_t k = 0; k < batch.size(); ++k) misses += !out[k];
+          misses += !filter.MayContain(stable[rng() % stable.size()]);
+        }
+      });
+    }
+    for (int swap = 0; swap < 200; ++swap) {
+      auto builder = filter.BeginRebuild(1000 + 37 * (swap % 10));
+      for (KeyHash h : stable) ASSERT_TRUE(builder->Add(h));
+      ASSERT_TRUE(filter.Replace(std::move(builder)));
+    }
+    stop = true;
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(misses.load(), 0u);
+    EXPECT_EQ(filter.GetStats().rebuilds, 200u);
+  }
+  internal::SetReaderFencesForTesting(true);
+}
+
+// Writers insert and erase while the table splits many times in the
+// background; readers check keys that are present during their whole read.
+// No reader may miss one, no insert may fail, and writers never wait for a
+// split here (the table has room while it splits).
+TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
+  LiveKeyFilterOptions o = SmallOptions(12, /*background=*/true);
+  o.rescan_below_bits = 0;
+  LiveKeyFilter filter(o, 500);
+  const auto keys = RandomHashes(120000, 77);
+  // keys[0, stable) inserted up front and never erased; the writer appends
+  // keys[stable, ...) and erases every other one of them.
+  const size_t stable = 400;
+  for (size_t i = 0; i < stable; ++i) ASSERT_TRUE(filter.Insert(keys[i]));
+  std::atomic<size_t> published{stable};  // keys[0, published) inserted
   std::atomic<bool> stop{false};
-  std::atomic<uint64_t> misses{0};
+  std::atomic<uint64_t> misses{0}, reads{0};
   std::vector<std::thread> readers;
   for (int r = 0; r < 2; ++r) {
     readers.emplace_back([&, r] {
-      std::mt19937_64 rng(r);
-      std::vector<uint64_t> batch(16);
-      std::unique_ptr<bool[]> out(new bool[16]);
+      std::mt19937_64 rng(r + 100);
+      uint64_t local = 0;
       while (!stop.load(std::memory_order_relaxed)) {
-        for (auto& h : batch) h = stable[rng() % stable.size()];
-        filter.MayContainHashes(batch.data(), batch.size(), out.get());
-        for (size_t k = 0; k < batch.size(); ++k) misses += !out[k];
-        misses += !filter.MayContainHash(stable[rng() % stable.size()]);
+        const size_t n = published.load(std::memory_order_acquire);
+        // Stable keys, and appended keys that are never erased (odd offsets).
+        size_t i = rng() % n;
+        if (i >= stable && ((i - stable) & 1) == 0) i = rng() % stable;
+        misses += !filter.MayContain(keys[i]);
+        ++local;
       }
+      reads += local;
     });
   }
-  for (int swap = 0; swap < 200; ++swap) {
-    auto builder = filter.BeginRebuild(1000 + 37 * (swap % 10));
-    for (uint64_t h : stable) ASSERT_TRUE(builder->Add(h));
-    ASSERT_TRUE(filter.Replace(std::move(builder)));
+  for (size_t i = stable; i < keys.size(); ++i) {
+    ASSERT_TRUE(filter.Insert(keys[i]));
+    published.store(i + 1, std::memory_order_release);
+    if (i >= stable + 2 && ((i - 2 - stable) & 1) == 0) {
+      ASSERT_TRUE(filter.Erase(keys[i - 2]));
+    }
   }
+  filter.WaitForSplit();
   stop = true;
   for (auto& t : readers) t.join();
+  const LiveKeyFilterStats s = filter.GetStats();
   EXPECT_EQ(misses.load(), 0u);
-  EXPECT_EQ(filter.GetStats().rebuilds, 200u);
+  EXPECT_GE(s.splits, 5u);
+  EXPECT_EQ(s.insert_failures, 0u);
+  EXPECT_GT(reads.load(), 1000u);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i < stable || ((i - stable) & 1) == 1 || i + 2 >= keys.size()) {
+      ASSERT_TRUE(filter.MayContain(keys[i])) << i;
+    }
+  }
+}
+
+// ------------------------------------------------------------ checkpoints
+
+LiveKeyFilterStats StatsOf(const LiveKeyFilter& f) { return f.GetStats(); }
+
+// The encoded image is the table at the freeze instant, although writers
+// change it (inserts with relocations, erases) between the chunk copies:
+// equal to the encoding taken with writers stopped.
+TEST(LiveCheckpoint, ImageIsTheTableAtTheFreezeWhileWritersContinue) {
+  LiveKeyFilter filter(SmallOptions(12, /*background=*/false), 40000);
+  const auto keys = RandomHashes(80000, 5);
+  for (size_t i = 0; i < 30000; ++i) ASSERT_TRUE(filter.Insert(keys[i]));
+  const std::string reference = filter.EncodeSnapshot("id");
+  ASSERT_FALSE(reference.empty());
+
+  std::unique_ptr<LiveKeyFilter::Checkpoint> cp = filter.Freeze();
+  ASSERT_NE(cp, nullptr);
+  EXPECT_EQ(filter.Freeze(), nullptr);  // one checkpoint at a time
+  EXPECT_EQ(cp->num_keys(), 30000u);
+  // Between pieces (outside the filter mutex), write: the chunks not copied
+  // yet must come from their pre-images.
+  size_t next = 30000, erased = 0;
+  uint64_t max_memory = 0;
+  std::string image;
+  ASSERT_TRUE(cp->Encode("id", [&](std::string_view piece) {
+    image.append(piece.data(), piece.size());
+    for (int k = 0; k < 300 && next < 37000; ++k) {
+      EXPECT_TRUE(filter.Insert(keys[next++]));
+      EXPECT_TRUE(filter.Erase(keys[erased++]));
+    }
+    max_memory = std::max(max_memory, StatsOf(filter).memory_bytes);
+    return true;
+  }));
+  EXPECT_EQ(image.size(), cp->EncodedSize(2));
+  EXPECT_FALSE(cp->Encode("id", [](std::string_view) { return true; }));
+  EXPECT_GE(next, 33000u);  // writes between most pieces
+  EXPECT_TRUE(image == reference) << "the image differs from the table at "
+                                     "the freeze";
+  // The pre-images were held meanwhile, and are freed with the checkpoint.
+  cp.reset();
+  EXPECT_GT(max_memory, StatsOf(filter).memory_bytes);
+  // The live table did change.
+  EXPECT_NE(filter.EncodeSnapshot("id"), reference);
+}
+
+// A checkpoint and background splits at the same time: the checkpoint shows
+// the table it froze, although a split publishes a new one meanwhile.
+TEST(LiveCheckpoint, SurvivesASplitOfItsTable) {
+  LiveKeyFilter filter(SmallOptions(12, /*background=*/true), 1000);
+  const auto keys = RandomHashes(20000, 6);
+  size_t n = 0;
+  while (n < 900) ASSERT_TRUE(filter.Insert(keys[n++]));
+  filter.WaitForSplit();
+  const std::string reference = filter.EncodeSnapshot("x");
+  auto cp = filter.Freeze();
+  ASSERT_NE(cp, nullptr);
+  const uint64_t splits = StatsOf(filter).splits;
+  while (StatsOf(filter).splits < splits + 2) {
+    ASSERT_LT(n, keys.size());
+    ASSERT_TRUE(filter.Insert(keys[n++]));
+    filter.WaitForSplit();
+  }
+  std::string image;
+  ASSERT_TRUE(cp->Encode("x", [&](std::string_view piece) {
+    image.append(piece.data(), piece.size());
+    return true;
+  }));
+  EXPECT_TRUE(image == reference);
+  cp.reset();
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(filter.MayContain(keys[i]));
+}
+
+TEST(LiveCheckpoint, SinkCanStopTheEncoding) {
+  LiveKeyFilter filter(SmallOptions(), 100000);
+  for (KeyHash h : RandomHashes(1000, 2)) ASSERT_TRUE(filter.Insert(h));
+  auto cp = filter.Freeze();
+  int pieces = 0;
+  EXPECT_FALSE(cp->Encode("", [&](std::string_view) { return ++pieces < 3; }));
+  EXPECT_EQ(pieces, 3);
 }
 
 // ------------------------------------------------------------ snapshots
 
-LiveKeyFilter::SnapshotIdentity TestIdentity() {
-  LiveKeyFilter::SnapshotIdentity id;
-  id.sequence = 12345;
-  id.db_id = "db-identity-1";
-  id.cf_id = 3;
-  id.cf_name = "users";
-  return id;
+std::string Encode(LiveKeyFilter& filter, std::string_view id) {
+  return filter.EncodeSnapshot(id);
 }
 
-TEST(LiveSnapshot, RoundTrip) {
-  LiveKeyFilter filter(SmallOptions(), 5000);
+TEST_P(PerWidth, SnapshotRoundTripAtSeveralLevels) {
+  const int f = GetParam();
+  LiveKeyFilterOptions o = SmallOptions(f, /*background=*/false);
+  o.rescan_below_bits = 0;
+  LiveKeyFilter filter(o, 500);
   const auto hashes = RandomHashes(4000, 17);
-  for (uint64_t h : hashes) ASSERT_TRUE(filter.Insert(h));
-  const std::string bytes = filter.EncodeSnapshot(TestIdentity());
-  std::string why;
-  auto builder = LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes,
-                                               TestIdentity(), &why);
+  for (KeyHash h : hashes) ASSERT_TRUE(filter.Insert(h));
+  ASSERT_GE(filter.GetStats().level, 2);
+  const std::string bytes = Encode(filter, "owner identity");
+  std::string why, identity;
+  auto builder = LiveKeyFilter::DecodeSnapshot(o, bytes, &identity, &why);
   ASSERT_NE(builder, nullptr) << why;
-  LiveKeyFilter loaded(SmallOptions(), 1);
+  EXPECT_EQ(identity, "owner identity");
+  LiveKeyFilter loaded(o, 1);
   ASSERT_TRUE(loaded.Replace(std::move(builder)));
-  EXPECT_EQ(loaded.size(), hashes.size());
   const auto a = filter.GetStats();
   const auto b = loaded.GetStats();
   EXPECT_EQ(a.num_buckets, b.num_buckets);
-  for (uint64_t h : hashes) ASSERT_TRUE(loaded.MayContainHash(h));
+  EXPECT_EQ(a.level, b.level);
+  EXPECT_EQ(b.num_keys, hashes.size());
+  for (KeyHash h : hashes) ASSERT_TRUE(loaded.MayContain(h));
   std::mt19937_64 rng(4);
-  for (int q = 0; q < 100000; ++q) {
-    const uint64_t h = rng();
-    ASSERT_EQ(filter.MayContainHash(h), loaded.MayContainHash(h));
+  for (int q = 0; q < 20000; ++q) {
+    const KeyHash h(rng());
+    ASSERT_EQ(filter.MayContain(h), loaded.MayContain(h));
+  }
+  EXPECT_EQ(Encode(loaded, "owner identity"), bytes);
+  // Another width in the options: not used.
+  LiveKeyFilterOptions other = o;
+  other.fingerprint_bits = f == 12 ? 13 : 12;
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(other, bytes, &identity, &why),
+            nullptr);
+  EXPECT_NE(why.find("fingerprints"), std::string::npos) << why;
+}
+
+std::string Hex(const std::string& s) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char ch : s) {
+    out += digits[ch >> 4];
+    out += digits[ch & 15];
+  }
+  return out;
+}
+
+// Pins the exact bytes of a tiny snapshot (format version 2, see
+// plugin/core/live/live_snapshot.h), so that the format cannot drift.
+TEST(LiveSnapshot, GoldenBytes) {
+  LiveKeyFilterOptions o;
+  o.seed = 5;
+  LiveKeyFilter filter(o, 1);  // c = 2 buckets
+  // Top 12 bits 0x001 and 0xffe, low 32 bits in bucket 0 and 1.
+  ASSERT_TRUE(filter.Insert(KeyHash(0x0010000000000000ULL)));
+  ASSERT_TRUE(filter.Insert(KeyHash(0xffe0000080000000ULL)));
+  const std::string bytes = Encode(filter, "ab");
+  const std::string expected =
+      "434b4f4f4c495645"  // magic "CKOOLIVE"
+      "02000000"          // version 2
+      "0c"                // f = 12
+      "05"                // b = 5
+      "04"                // T = 4
+      "00"                // d = 0
+      "05000000"          // seed 5
+      "02000000"          // identity length 2
+      "0200000000000000"  // c = 2
+      "0200000000000000"  // m = 2
+      "0200000000000000"  // 2 entries
+      "6162"              // identity "ab"
+      "fe0f000000000000"  // bucket 0: ~0x001 = 0xffe in slot 0
+      "0100000000000000"  // bucket 1: ~0xffe = 0x001 in slot 0
+      ;
+  ASSERT_EQ(bytes.size(), 48u + 2 + 16 + 8);
+  EXPECT_EQ(Hex(bytes.substr(0, bytes.size() - 8)), expected);
+  char sum[8];
+  const uint64_t h = XXH64(bytes.data(), bytes.size() - 8, 0);
+  for (int i = 0; i < 8; ++i) sum[i] = static_cast<char>(h >> (8 * i));
+  EXPECT_EQ(bytes.substr(bytes.size() - 8), std::string(sum, 8));
+}
+
+// Rewrites the checksum after a deliberate change, so that the structural
+// checks behind it are what rejects the snapshot.
+void Reseal(std::string* bytes) {
+  uint64_t sum = XXH64(bytes->data(), bytes->size() - 8, 0);
+  for (size_t i = bytes->size() - 8; i < bytes->size(); ++i, sum >>= 8) {
+    (*bytes)[i] = static_cast<char>(sum & 0xff);
   }
 }
 
-// Pins the header layout of the format (see live_snapshot.h).
-TEST(LiveSnapshot, HeaderLayout) {
-  LiveKeyFilter filter(SmallOptions(), 2);  // 2 buckets
-  ASSERT_TRUE(filter.Insert(0x0000000100000000ULL));
-  const std::string bytes = filter.EncodeSnapshot(TestIdentity());
-  const size_t id_len = TestIdentity().db_id.size();
-  const size_t name_len = TestIdentity().cf_name.size();
-  ASSERT_EQ(bytes.size(), 56 + id_len + name_len + 2 * 8 + 8);
-  EXPECT_EQ(bytes.substr(0, 8), "CKOOLIVE");
-  auto le = [&](size_t off, int width) {  // little-endian decode
-    uint64_t v = 0;
-    for (int i = width - 1; i >= 0; --i)
-      v = (v << 8) | static_cast<uint8_t>(bytes[off + i]);
-    return v;
+TEST(LiveSnapshot, RejectsCorruptionTruncationAndStructuralLies) {
+  const LiveKeyFilterOptions o = SmallOptions();
+  LiveKeyFilter filter(o, 3000);
+  for (KeyHash h : RandomHashes(2500, 5)) ASSERT_TRUE(filter.Insert(h));
+  const std::string good = Encode(filter, "id");
+  std::string why, identity;
+  ASSERT_NE(LiveKeyFilter::DecodeSnapshot(o, good, &identity, &why), nullptr);
+  auto rejects = [&](const std::string& bytes, const char* reason) {
+    why.clear();
+    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(o, bytes, &identity, &why),
+              nullptr);
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
   };
-  auto u32 = [&](size_t off) { return le(off, 4); };
-  auto u64 = [&](size_t off) { return le(off, 8); };
-  EXPECT_EQ(u32(8), 1u);                           // version
-  EXPECT_EQ(static_cast<uint8_t>(bytes[12]), 16);  // fingerprint bits
-  EXPECT_EQ(static_cast<uint8_t>(bytes[13]), 4);   // slots per bucket
-  EXPECT_EQ(u32(20), 3u);                          // cf id
-  EXPECT_EQ(u64(24), 12345u);                      // sequence
-  EXPECT_EQ(u64(32), 2u);                          // buckets
-  EXPECT_EQ(u64(40), 1u);                          // items
-  EXPECT_EQ(u32(48), id_len);
-  EXPECT_EQ(u32(52), name_len);
-  EXPECT_EQ(bytes.substr(56, id_len), "db-identity-1");
-  EXPECT_EQ(bytes.substr(56 + id_len, name_len), "users");
-}
-
-TEST(LiveSnapshot, RejectsCorruptionTruncationAndOtherIdentities) {
-  LiveKeyFilter filter(SmallOptions(), 3000);
-  for (uint64_t h : RandomHashes(2500, 5)) ASSERT_TRUE(filter.Insert(h));
-  const std::string good = filter.EncodeSnapshot(TestIdentity());
-  std::string why;
-  ASSERT_NE(
-      LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, TestIdentity(), &why),
-      nullptr);
-
   // Every single-byte flip at a spread of positions is caught.
   for (size_t pos = 0; pos < good.size(); pos += 97) {
     std::string bad = good;
     bad[pos] ^= 0x5a;
-    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bad, TestIdentity(),
-                                            &why),
-              nullptr)
+    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(o, bad, &identity, &why), nullptr)
         << "flip at " << pos;
   }
   // Truncated or extended.
-  for (size_t len : {size_t{0}, size_t{10}, size_t{64}, good.size() - 1}) {
-    EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good.substr(0, len),
-                                            TestIdentity(), &why),
-              nullptr);
+  rejects(good.substr(0, 0), "too short");
+  rejects(good.substr(0, 10), "too short");
+  rejects(good.substr(0, 64), "checksum");
+  rejects(good.substr(0, good.size() - 8), "checksum");
+  rejects(good + "x", "checksum");
+  // Valid checksums, lying fields.
+  auto with = [&](size_t offset, uint8_t value) {
+    std::string bad = good;
+    bad[offset] = static_cast<char>(value);
+    Reseal(&bad);
+    return bad;
+  };
+  rejects(with(12, 7), "parameters");   // f
+  rejects(with(13, 4), "parameters");   // b
+  rejects(with(14, 5), "parameters");   // T
+  rejects(with(15, 9), "level");        // d > f - T
+  rejects(with(15, 1), "bucket counts");  // m != c * 2^d
+  rejects(with(24, 3), "bucket counts");  // c odd
+  rejects(with(20, 3), "size");          // identity length
+  {
+    std::string bad = good;  // one more entry than stored
+    bad[40] = static_cast<char>(static_cast<uint8_t>(bad[40]) + 1);
+    Reseal(&bad);
+    rejects(bad, "entry count");
   }
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good + "x",
-                                          TestIdentity(), &why),
-            nullptr);
-  // Identity mismatches.
-  auto id = TestIdentity();
-  id.sequence += 1;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
-            nullptr);
-  EXPECT_NE(why.find("stale"), std::string::npos) << why;
-  id = TestIdentity();
-  id.db_id = "other";
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
-            nullptr);
-  id = TestIdentity();
-  id.cf_id = 4;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
-            nullptr);
-  id = TestIdentity();
-  id.cf_name = "other";
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), good, id, &why),
-            nullptr);
+  {
+    std::string bad = good;  // a bit outside the slots (bits 60..63)
+    const size_t word = 48 + 2;
+    bad[word + 7] = static_cast<char>(static_cast<uint8_t>(bad[word + 7]) | 0x80);
+    Reseal(&bad);
+    rejects(bad, "invalid bucket");
+  }
 }
 
-// A snapshot whose checksum is valid but whose entry count lies is
-// rejected by the structural check.
-TEST(LiveSnapshot, RejectsInconsistentEntryCount) {
-  LiveKeyFilter filter(SmallOptions(), 100);
-  for (uint64_t h : RandomHashes(50, 6)) ASSERT_TRUE(filter.Insert(h));
-  std::string bytes = filter.EncodeSnapshot(TestIdentity());
-  // Little-endian item count at offset 40: add one.
-  for (size_t i = 40; i < 48 && ++reinterpret_cast<uint8_t&>(bytes[i]) == 0;
-       ++i) {
-  }
-  uint64_t sum = XXH64(bytes.data(), bytes.size() - 8, 0);
-  for (size_t i = bytes.size() - 8; i < bytes.size(); ++i, sum >>= 8) {
-    bytes[i] = static_cast<char>(sum & 0xff);
-  }
-  std::string why;
-  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), bytes, TestIdentity(),
-                                          &why),
+// Version 1 (16-bit fingerprints, 4 per bucket) is rejected with a reason.
+TEST(LiveSnapshot, RejectsVersionOne) {
+  std::string v1(56 + 16 + 8, '\0');
+  std::memcpy(&v1[0], "CKOOLIVE", 8);
+  v1[8] = 1;    // version
+  v1[12] = 16;  // f
+  v1[13] = 4;   // b
+  v1[32] = 2;   // buckets
+  Reseal(&v1);
+  std::string why, identity;
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(SmallOptions(), v1, &identity, &why),
             nullptr);
-  EXPECT_NE(why.find("entry count"), std::string::npos) << why;
+  EXPECT_NE(why.find("version 1"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -1,61 +1,88 @@
-// On-disk snapshot of a LiveKeyFilter table. Internal header.
+// On-disk snapshot of a live table, format version 2. Internal header.
 //
 //   offset  size  field (little-endian)
 //   0       8     magic "CKOOLIVE"
-//   8       4     format version (kSnapshotVersion)
-//   12      1     fingerprint bits (16)
-//   13      1     entries per bucket (4)
-//   14      2     reserved, 0
-//   16      4     seed of the alternate-bucket hash
-//   20      4     column family id
-//   24      8     sequence number covered (DB::GetLatestSequenceNumber)
-//   32      8     m: number of buckets (even, 2 .. 2^32 - 2)
-//   40      8     number of stored fingerprints (== non-zero entries)
-//   48      4     D: length of the DB identity (<= 4096)
-//   52      4     C: length of the column family name (<= 65536)
-//   56      D     DB identity (DB::GetDbIdentity)
-//   56+D    C     column family name
-//   56+D+C  8m    bucket words: entry j of a bucket in bits [16j, 16j+16)
+//   8       4     format version (2)
+//   12      1     f: fingerprint bits (8..16)
+//   13      1     b: slots per bucket (= 64 / f)
+//   14      1     T: stable tag bits (4)
+//   15      1     d: level (splits since the table was built from keys,
+//                 0 .. f - T)
+//   16      4     seed of the alternate-bucket offsets
+//   20      4     I: length of the owner's identity (<= 1 MiB)
+//   24      8     c: base buckets (even, >= 2)
+//   32      8     m: buckets (= c * 2^d, <= 2^32 - 2)
+//   40      8     entries stored (== non-empty slots)
+//   48      I     the owner's identity (opaque bytes, e.g. FilteredDB's DB
+//                 identity, column family and sequence number)
+//   48+I    8m    bucket words (live_layout.h)
 //   end-8   8     XXH64 (seed 0) of every preceding byte
 //
-// A reader validates every field, the exact total size and the checksum,
-// and never reads outside the buffer. Anything unexpected: not used.
+// The encoder streams: the header, then the bucket words as the caller
+// supplies them (e.g. chunk by chunk from a frozen view), then the checksum;
+// nothing is buffered beyond one piece. The decoder checks the version
+// first (version 1 - 16-bit fingerprints, 4 per bucket, no levels - is
+// rejected with that reason), then the checksum, then every field, the
+// exact size, every bucket word (no bits outside the slots, every entry
+// with the low d bits of its level) and the entry count; it never reads
+// outside the buffer. Anything unexpected: not used.
 #ifndef CUCKOO_PLUGIN_CORE_LIVE_LIVE_SNAPSHOT_H_
 #define CUCKOO_PLUGIN_CORE_LIVE_LIVE_SNAPSHOT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "live/live_layout.h"
 #include "live/live_table.h"
 
 namespace cuckoo {
 namespace internal {
 
-constexpr char kSnapshotMagic[8] = {'C', 'K', 'O', 'O', 'L', 'I', 'V', 'E'};
-constexpr uint32_t kSnapshotVersion = 1;
-constexpr size_t kSnapshotHeaderSize = 56;
-constexpr uint32_t kMaxDbIdLength = 4096;
-constexpr uint32_t kMaxCfNameLength = 65536;
+constexpr char kLiveSnapshotMagic[8] = {'C', 'K', 'O', 'O',
+                                        'L', 'I', 'V', 'E'};
+constexpr uint32_t kLiveSnapshotVersion = 2;
+constexpr size_t kLiveSnapshotHeaderSize = 48;
+constexpr uint32_t kMaxSnapshotIdentity = uint32_t{1} << 20;
 
-struct SnapshotHeader {
-  uint32_t seed = 0;
-  uint32_t cf_id = 0;
-  uint64_t sequence = 0;
-  std::string db_id;
-  std::string cf_name;
+// Receives the encoded bytes piece by piece; returns false to stop.
+using SnapshotSink = std::function<bool(std::string_view piece)>;
+
+// Total bytes of a snapshot of `num_buckets` buckets and an identity of
+// `identity_size` bytes.
+uint64_t LiveSnapshotSize(uint64_t num_buckets, size_t identity_size);
+
+// Streams one snapshot into a sink: Begin, AddWords until all m buckets were
+// given (in bucket order), Finish. Each call returns false (and the encoder
+// stops) once the sink returned false.
+class LiveSnapshotEncoder {
+ public:
+  explicit LiveSnapshotEncoder(SnapshotSink sink);
+  ~LiveSnapshotEncoder();
+  LiveSnapshotEncoder(const LiveSnapshotEncoder&) = delete;
+  LiveSnapshotEncoder& operator=(const LiveSnapshotEncoder&) = delete;
+
+  // identity.size() <= kMaxSnapshotIdentity.
+  bool Begin(const LiveLayout& layout, uint64_t entries,
+             std::string_view identity);
+  bool AddWords(const uint64_t* words, size_t n);
+  bool Finish();
+
+ private:
+  bool Emit(const char* data, size_t n);
+  SnapshotSink sink_;
+  struct Hasher;
+  std::unique_ptr<Hasher> hasher_;
+  bool ok_ = true;
 };
 
-// Appends the snapshot of `table` to *out. The table must not change
-// meanwhile (writer-serialized).
-void EncodeLiveSnapshot(const LiveTable& table, const SnapshotHeader& header,
-                        std::string* out);
-
-// Parses and validates a snapshot. Returns the table and fills *header, or
-// returns null with a reason in *why.
+// Parses and validates a snapshot. Returns the table (not shared with anyone
+// yet) and sets *identity, or returns null with the reason in *why.
 std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
-                                              SnapshotHeader* header,
+                                              std::string* identity,
                                               std::string* why);
 
 }  // namespace internal

@@ -2,40 +2,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <thread>
 
-#include "filter/bucket_codec.h"  // core: AnyZeroLane, LaneOnes
-#include "filter/cuckoo_table.h"  // core: PrimaryBucket, FingerprintOf, AltBucket
+#include "live/frozen_view.h"
 
 namespace cuckoo {
 namespace internal {
 
 namespace {
-
-
-constexpr int kF = LiveTable::kFingerprintBits;
-constexpr uint64_t kLaneMask = 0xffff;
-constexpr uint64_t kLo = LaneOnes<uint64_t, kF, LiveTable::kSlots>();
-
-inline bool HasFingerprint(uint64_t word, uint32_t fp) {
-  return AnyZeroLane<uint64_t, kF, LiveTable::kSlots>(word ^ (kLo * fp));
-}
-
-inline uint32_t Lane(uint64_t word, int j) {
-  return static_cast<uint32_t>((word >> (j * kF)) & kLaneMask);
-}
-
-inline uint64_t WithLane(uint64_t word, int j, uint32_t fp) {
-  return (word & ~(kLaneMask << (j * kF))) | (uint64_t{fp} << (j * kF));
-}
-
-// Index of an empty lane of the word, or -1.
-inline int EmptyLane(uint64_t word) {
-  for (int j = 0; j < LiveTable::kSlots; ++j) {
-    if (Lane(word, j) == 0) return j;
-  }
-  return -1;
-}
 
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
 // Test builds only: widens the window between a reader's two bucket loads
@@ -67,110 +40,141 @@ void (*LiveTable::test_between_loads)(void* arg) = nullptr;
 void* LiveTable::test_between_loads_arg = nullptr;
 #endif
 
-uint64_t LiveTable::BucketsFor(uint64_t keys, double load) {
+uint64_t LiveTable::BaseBucketsFor(uint64_t keys, int fingerprint_bits,
+                                   double load) {
   if (!(load > 0.0) || load > 1.0) load = 1.0;
-  double wanted = std::ceil(static_cast<double>(keys) / (kSlots * load));
-  if (!(wanted <= static_cast<double>(kMaxBuckets))) wanted = kMaxBuckets;
-  uint64_t m = static_cast<uint64_t>(wanted);
-  m += m & 1;
-  return m < 2 ? 2 : m;
+  const double slots = LiveSlotsPerBucket(fingerprint_bits);
+  double wanted = std::ceil(static_cast<double>(keys) / (slots * load));
+  const double largest = static_cast<double>(kLiveMaxBuckets - 2);
+  if (!(wanted <= largest)) wanted = largest;
+  uint64_t c = static_cast<uint64_t>(wanted);
+  c += c & 1;
+  return c < 2 ? 2 : c;
 }
 
-int LiveTable::CountEntries(uint64_t word) {
-  int n = 0;
-  for (int j = 0; j < kSlots; ++j) n += Lane(word, j) != 0;
-  return n;
-}
-
-LiveTable::LiveTable(uint64_t num_buckets, uint32_t seed)
-    : num_buckets_(static_cast<uint32_t>(num_buckets)),
-      seed_(seed),
-      buckets_(new std::atomic<uint64_t>[num_buckets]),
-      versions_(new std::atomic<uint64_t>[kStripes]) {
-  for (uint64_t i = 0; i < num_buckets; ++i) {
-    buckets_[i].store(0, std::memory_order_relaxed);
-  }
-  for (uint32_t s = 0; s < kStripes; ++s) {
-    versions_[s].store(0, std::memory_order_relaxed);
-  }
-}
+LiveTable::LiveTable(const LiveLayout& layout)
+    : layout_(layout),
+      num_buckets_(layout.num_buckets()),
+      // Zero-filled memory is a valid array of atomics holding 0 (trivial
+      // default construction).
+      buckets_(num_buckets_),
+      versions_(kStripes),
+      sub_items_(new uint32_t[size_t{1} << layout.level()]()) {}
 
 LiveTable::~LiveTable() = default;
 
-LiveTable::Candidates LiveTable::Locate(uint64_t hash) const {
-  Candidates c;
-  c.fp = FingerprintOf<kF>(hash);
-  c.i1 = PrimaryBucket(hash, num_buckets_);
-  c.i2 = AltBucket(c.i1, c.fp, num_buckets_, seed_);
-  return c;
-}
-
-bool LiveTable::Contains(uint64_t hash, uint64_t* retries) const {
-  const Candidates c = Locate(hash);
-  const uint32_t s1 = Stripe(c.i1);
-  const uint32_t s2 = Stripe(c.i2);
+bool LiveTable::ContainsAt(const LivePlace& p, uint64_t* retries) const {
+  const uint32_t s1 = Stripe(p.i1);
+  const uint32_t s2 = Stripe(p.i2);
   for (;;) {
     const uint64_t v1 = versions_[s1].load(std::memory_order_acquire);
     const uint64_t v2 = versions_[s2].load(std::memory_order_acquire);
-    const uint64_t w1 = buckets_[c.i1].load(std::memory_order_relaxed);
+    const uint64_t w1 = buckets_[p.i1].load(std::memory_order_relaxed);
     RaceWindow();
-    const uint64_t w2 = buckets_[c.i2].load(std::memory_order_relaxed);
+    const uint64_t w2 = buckets_[p.i2].load(std::memory_order_relaxed);
     // A fingerprint is only ever present for a present item: a match needs
     // no validation.
-    if (HasFingerprint(w1, c.fp) | HasFingerprint(w2, c.fp)) return true;
+    if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
+      return true;
+    }
     // Seqlock read side: the bucket loads above happen before these
-    // re-reads, so a relocation that overlapped them changed a version.
+    // re-reads, so a relocation or erase that overlapped them changed a
+    // version.
     std::atomic_thread_fence(std::memory_order_acquire);
     if (((v1 | v2) & 1) == 0 &&
         versions_[s1].load(std::memory_order_relaxed) == v1 &&
         versions_[s2].load(std::memory_order_relaxed) == v2) {
       return false;
     }
-    if (retries != nullptr) ++*retries;
+    ++*retries;
     CpuRelax();
   }
 }
 
-void LiveTable::ContainsBatch(const uint64_t* hashes, size_t n, bool* out,
+void LiveTable::ContainsBatch(const KeyHash* hashes, size_t n, bool* out,
                               uint64_t* retries) const {
-  constexpr size_t kGroup = 16;
-  for (size_t start = 0; start < n; start += kGroup) {
-    const size_t count = n - start < kGroup ? n - start : kGroup;
-    for (size_t k = 0; k < count; ++k) {
-      const Candidates c = Locate(hashes[start + k]);
-      __builtin_prefetch(&buckets_[c.i1]);
-      __builtin_prefetch(&buckets_[c.i2]);
-    }
-    for (size_t k = 0; k < count; ++k) {
-      out[start + k] = Contains(hashes[start + k], retries);
+  constexpr size_t kAhead = 16;
+  LivePlace places[kAhead];
+  auto prepare = [&](size_t k) {
+    const LivePlace p = layout_.Place(hashes[k].value);
+    __builtin_prefetch(&buckets_[p.i1]);
+    __builtin_prefetch(&buckets_[p.i2]);
+    places[k % kAhead] = p;
+  };
+  const size_t primed = n < kAhead ? n : kAhead;
+  for (size_t k = 0; k < primed; ++k) prepare(k);
+  for (size_t k = 0; k < n; ++k) {
+    out[k] = ContainsAt(places[k % kAhead], retries);
+    if (k + kAhead < n) prepare(k + kAhead);
+  }
+}
+
+void LiveTable::CopyBuckets(uint64_t first, uint64_t count,
+                            uint64_t* out) const {
+  for (uint64_t i = 0; i < count; ++i) {
+    out[i] = buckets_[first + i].load(std::memory_order_relaxed);
+  }
+}
+
+void LiveTable::AttachView(FrozenView* view) {
+  views_[num_views_++] = view;
+}
+
+void LiveTable::DetachView(FrozenView* view) {
+  for (int k = 0; k < num_views_; ++k) {
+    if (views_[k] == view) {
+      views_[k] = views_[--num_views_];
+      views_[num_views_] = nullptr;
+      return;
     }
   }
+}
+
+void LiveTable::BeforeWrite(uint64_t bucket) {
+  for (int k = 0; k < num_views_; ++k) views_[k]->BeforeWrite(bucket);
+}
+
+void LiveTable::Store(uint64_t bucket, uint64_t word,
+                      std::memory_order order) {
+  if (num_views_ != 0) BeforeWrite(bucket);
+  buckets_[bucket].store(word, order);
 }
 
 bool LiveTable::Insert(uint64_t hash) {
-  const Candidates c = Locate(hash);
-  const uint64_t w1 = buckets_[c.i1].load(std::memory_order_relaxed);
-  const uint64_t w2 = buckets_[c.i2].load(std::memory_order_relaxed);
+  const LivePlace p = layout_.Place(hash);
+  const uint64_t w1 = buckets_[p.i1].load(std::memory_order_relaxed);
+  const uint64_t w2 = buckets_[p.i2].load(std::memory_order_relaxed);
   // Fast path: an empty slot in the less loaded candidate. Publishing a new
   // entry hides nothing, so no version change is needed.
-  const bool first = CountEntries(w1) <= CountEntries(w2);
-  const uint32_t order[2] = {first ? c.i1 : c.i2, first ? c.i2 : c.i1};
+  const bool first = layout_.CountEntries(w1) <= layout_.CountEntries(w2);
+  const uint64_t order[2] = {first ? p.i1 : p.i2, first ? p.i2 : p.i1};
   const uint64_t words[2] = {first ? w1 : w2, first ? w2 : w1};
   for (int k = 0; k < 2; ++k) {
-    const int lane = EmptyLane(words[k]);
-    if (lane >= 0) {
-      buckets_[order[k]].store(WithLane(words[k], lane, c.fp),
-                               std::memory_order_release);
-      num_items_.fetch_add(1, std::memory_order_relaxed);
+    const int slot = layout_.EmptySlot(words[k]);
+    if (slot >= 0) {
+      Store(order[k], layout_.WithSlot(words[k], slot, p.pattern),
+            std::memory_order_release);
+      Count(p.i1, 1);
       return true;
     }
   }
-  if (!SearchAndInsert(c)) return false;
-  num_items_.fetch_add(1, std::memory_order_relaxed);
+  if (!SearchAndInsert(p)) return false;
+  Count(p.i1, 1);
   return true;
 }
 
-bool LiveTable::SearchAndInsert(const Candidates& c) {
+bool LiveTable::OnlyCopiesOf(uint64_t hash) const {
+  const LivePlace p = layout_.Place(hash);
+  for (uint64_t bucket : {p.i1, p.i2}) {
+    const uint64_t word = buckets_[bucket].load(std::memory_order_relaxed);
+    for (int j = 0; j < layout_.slots(); ++j) {
+      if (layout_.Slot(word, j) != p.pattern) return false;
+    }
+  }
+  return true;
+}
+
+bool LiveTable::SearchAndInsert(const LivePlace& p) {
   // Breadth-first search over buckets for a path ending in an empty slot.
   // Node k is a bucket reached by moving the entry in slot `slot` of its
   // parent's bucket there.
@@ -195,32 +199,36 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
     seen[pos] = bucket;
     return true;
   };
+  // Bucket indexes are < kLiveMaxBuckets < kNone.
+  const uint32_t i1 = static_cast<uint32_t>(p.i1);
+  const uint32_t i2 = static_cast<uint32_t>(p.i2);
 
   int count = 0;
-  nodes[count++] = Node{c.i1, -1, 0, 0};
-  nodes[count++] = Node{c.i2, -1, 0, 0};
-  add_seen(c.i1);
-  add_seen(c.i2);
+  nodes[count++] = Node{i1, -1, 0, 0};
+  nodes[count++] = Node{i2, -1, 0, 0};
+  add_seen(i1);
+  add_seen(i2);
 
+  const int b = layout_.slots();
   int found_node = -1;
   int found_slot = -1;
   uint32_t target_bucket = 0;
-  int target_lane = -1;
+  int target_slot = -1;
   for (int head = 0; head < count && found_node < 0; ++head) {
     const Node node = nodes[head];
     const uint64_t word = buckets_[node.bucket].load(std::memory_order_relaxed);
-    for (int j = 0; j < kSlots; ++j) {
-      const uint32_t fp = Lane(word, j);
-      const uint32_t alt = AltBucket(node.bucket, fp, num_buckets_, seed_);
+    for (int j = 0; j < b; ++j) {
+      const uint32_t alt =
+          static_cast<uint32_t>(layout_.AltOf(node.bucket, layout_.Slot(word, j)));
       const uint64_t alt_word = buckets_[alt].load(std::memory_order_relaxed);
-      const int lane = EmptyLane(alt_word);
-      if (lane >= 0) {
+      const int empty = layout_.EmptySlot(alt_word);
+      if (empty >= 0) {
         // Every bucket on the path was full when enqueued and nothing
         // changes during the search, so `alt` is not on the path.
         found_node = head;
         found_slot = j;
         target_bucket = alt;
-        target_lane = lane;
+        target_slot = empty;
         break;
       }
       if (count < kMaxSearchNodes && node.depth + 1 < kMaxPathLength &&
@@ -251,7 +259,7 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
     }
   }
   path_bucket[len] = target_bucket;
-  path_slot[len] = static_cast<uint8_t>(target_lane);
+  path_slot[len] = static_cast<uint8_t>(target_slot);
 
   // Seqlock write side: every stripe the path touches goes odd, the moves
   // run from the empty end back to the candidate bucket (each entry is
@@ -264,71 +272,75 @@ bool LiveTable::SearchAndInsert(const Candidates& c) {
     for (int t = 0; t < num_stripes; ++t) dup |= stripes[t] == s;
     if (!dup) stripes[num_stripes++] = s;
   }
-  for (int t = 0; t < num_stripes; ++t) {
-    const uint64_t v = versions_[stripes[t]].load(std::memory_order_relaxed);
-    versions_[stripes[t]].store(v + 1, std::memory_order_relaxed);
-  }
-  std::atomic_thread_fence(std::memory_order_release);
+  BeginWrite(stripes, num_stripes);
   for (int k = len - 1; k >= 0; --k) {
     const uint64_t from =
         buckets_[path_bucket[k]].load(std::memory_order_relaxed);
-    const uint32_t fp = Lane(from, path_slot[k]);
+    const uint32_t moved = layout_.Slot(from, path_slot[k]);
     const uint32_t dest = path_bucket[k + 1];
     const uint64_t to = buckets_[dest].load(std::memory_order_relaxed);
-    buckets_[dest].store(WithLane(to, path_slot[k + 1], fp),
-                         std::memory_order_relaxed);
+    Store(dest, layout_.WithSlot(to, path_slot[k + 1], moved),
+          std::memory_order_relaxed);
   }
   const uint64_t root =
       buckets_[path_bucket[0]].load(std::memory_order_relaxed);
-  buckets_[path_bucket[0]].store(WithLane(root, path_slot[0], c.fp),
-                                 std::memory_order_relaxed);
-  for (int t = 0; t < num_stripes; ++t) {
-    const uint64_t v = versions_[stripes[t]].load(std::memory_order_relaxed);
-    versions_[stripes[t]].store(v + 1, std::memory_order_release);
-  }
+  Store(path_bucket[0], layout_.WithSlot(root, path_slot[0], p.pattern),
+        std::memory_order_relaxed);
+  EndWrite(stripes, num_stripes);
   relocations_.fetch_add(static_cast<uint64_t>(len), std::memory_order_relaxed);
   return true;
 }
 
-void LiveTable::BeginWrite(uint32_t s1, uint32_t s2) {
-  versions_[s1].store(versions_[s1].load(std::memory_order_relaxed) + 1,
-                      std::memory_order_relaxed);
-  if (s2 != s1) {
-    versions_[s2].store(versions_[s2].load(std::memory_order_relaxed) + 1,
-                        std::memory_order_relaxed);
+void LiveTable::BeginWrite(const uint32_t* stripes, int n) {
+  for (int t = 0; t < n; ++t) {
+    const uint64_t v = versions_[stripes[t]].load(std::memory_order_relaxed);
+    versions_[stripes[t]].store(v + 1, std::memory_order_relaxed);
   }
   std::atomic_thread_fence(std::memory_order_release);
 }
 
-void LiveTable::EndWrite(uint32_t s1, uint32_t s2) {
-  versions_[s1].store(versions_[s1].load(std::memory_order_relaxed) + 1,
-                      std::memory_order_release);
-  if (s2 != s1) {
-    versions_[s2].store(versions_[s2].load(std::memory_order_relaxed) + 1,
-                        std::memory_order_release);
+void LiveTable::EndWrite(const uint32_t* stripes, int n) {
+  for (int t = 0; t < n; ++t) {
+    const uint64_t v = versions_[stripes[t]].load(std::memory_order_relaxed);
+    versions_[stripes[t]].store(v + 1, std::memory_order_release);
   }
 }
 
 bool LiveTable::Erase(uint64_t hash) {
-  const Candidates c = Locate(hash);
-  for (uint32_t bucket : {c.i1, c.i2}) {
+  const LivePlace p = layout_.Place(hash);
+  for (uint64_t bucket : {p.i1, p.i2}) {
     const uint64_t word = buckets_[bucket].load(std::memory_order_relaxed);
-    for (int j = 0; j < kSlots; ++j) {
-      if (Lane(word, j) == c.fp) {
+    for (int j = 0; j < layout_.slots(); ++j) {
+      if (layout_.Slot(word, j) == p.pattern) {
         // Another copy of this fingerprint may stand for a live item and may
         // have been inserted into the other bucket after a reader loaded it:
         // removing this copy must invalidate such a reader (see the header).
-        const uint32_t s1 = Stripe(c.i1);
-        const uint32_t s2 = Stripe(c.i2);
-        BeginWrite(s1, s2);
-        buckets_[bucket].store(WithLane(word, j, 0), std::memory_order_relaxed);
-        EndWrite(s1, s2);
-        num_items_.fetch_sub(1, std::memory_order_relaxed);
+        uint32_t stripes[2] = {Stripe(p.i1), Stripe(p.i2)};
+        const int n = stripes[0] == stripes[1] ? 1 : 2;
+        BeginWrite(stripes, n);
+        Store(bucket, layout_.WithSlot(word, j, 0), std::memory_order_relaxed);
+        EndWrite(stripes, n);
+        Count(bucket, -1);
         return true;
       }
     }
   }
   return false;
+}
+
+void LiveTable::SplitFrom(const uint64_t* words, uint64_t first,
+                          uint64_t count) {
+  const LiveLayout source(layout_.fingerprint_bits(), layout_.base_buckets(),
+                          layout_.level() - 1, layout_.seed());
+  const uint64_t half = num_buckets_ / 2;
+  for (uint64_t k = 0; k < count; ++k) {
+    const uint64_t word = words[k];
+    if (word == 0) continue;
+    uint64_t low, high;
+    source.SplitWord(word, &low, &high);
+    InitBucket(first + k, low);
+    InitBucket(first + half + k, high);
+  }
 }
 
 }  // namespace internal

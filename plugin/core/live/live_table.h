@@ -1,21 +1,19 @@
-// A fixed-size cuckoo table with one writer and lock-free readers: the store
-// behind LiveKeyFilter. Internal header.
+// A fixed-size cuckoo table with one writer at a time and lock-free
+// readers: the store behind LiveKeyFilter. Internal header.
 //
-// Layout: f = 16-bit fingerprints, b = 4 entries per bucket, so a bucket is
-// exactly one aligned std::atomic<uint64_t> (entry j in bits [16j, 16j+16),
-// 0 = empty slot). Bucket and fingerprint derivation are the core's
-// (cuckoo_table.h): i1 = PrimaryBucket(h, m), fp = FingerprintOf<16>(h),
-// i2 = AltBucket(i1, fp, m, seed), with m even so i1 != i2.
+// Layout and placement: live_layout.h (f-bit slots in 64-bit bucket words,
+// two-level bucket coordinates, splits). The bucket array is zero-filled
+// memory from the OS (util/table_memory.h): creating a table touches no page.
 //
 // Concurrency (MemC3-style optimistic reads):
 // - Readers load the two buckets with relaxed atomic loads. A match is
 //   always a safe answer ("may contain"): fingerprints are only ever written
 //   for items that are present.
 // - Before answering "absent" a reader re-checks the version counters of the
-//   stripes of both buckets (seqlock). The writer makes the counters odd
-//   around every relocation (an entry moving from one of its buckets to the
-//   other), so a reader that raced with a move retries instead of missing the
-//   entry between the two bucket loads.
+//   stripes of both buckets (seqlock; plain loads of a 8 KiB array). The
+//   writer makes the counters odd around every relocation (an entry moving
+//   from one of its buckets to the other), so a reader that raced with a
+//   move retries instead of missing the entry between its two bucket loads.
 // - Inserting into an empty slot needs no version change: publishing a new
 //   entry hides nothing.
 // - Erasing DOES bump the stripes of both buckets. Copies of one fingerprint
@@ -28,10 +26,18 @@
 // - Inserts find a complete cuckoo path to an empty slot by breadth-first
 //   search first, then execute it from the empty end, so a failed insert
 //   leaves the table unchanged and there is never a displaced "victim".
+// - Frozen views (frozen_view.h): while one is attached, every bucket write
+//   first lets the view save the pre-image of the bucket's chunk.
+//
+// Sub-tables: the c buckets sharing a low part l are a cuckoo table of
+// their own (an item's two buckets and every relocation stay inside it).
+// Their loads drift apart by about 1/sqrt(b c) after splits, so growth is
+// decided on the fullest one (SubTableItems), not on the average.
 //
 // Thread safety: Contains/ContainsBatch/LoadBucket/size may run in any
-// thread at any time. Insert/Erase/InitBucket must be serialized by the
-// caller (one writer at a time).
+// thread at any time. Insert/Erase/AttachView/DetachView/SubTableItems must
+// be serialized by the caller (one writer at a time). SplitFrom/InitBucket
+// only before the table is shared with readers.
 #ifndef CUCKOO_PLUGIN_CORE_LIVE_LIVE_TABLE_H_
 #define CUCKOO_PLUGIN_CORE_LIVE_LIVE_TABLE_H_
 
@@ -40,55 +46,83 @@
 #include <cstdint>
 #include <memory>
 
+#include "cuckoo/cuckoo_filter.h"  // KeyHash
+#include "live/live_layout.h"
+#include "util/table_memory.h"
+
 namespace cuckoo {
 namespace internal {
 
+class FrozenView;
+
 class LiveTable {
  public:
-  static constexpr int kFingerprintBits = 16;
-  static constexpr int kSlots = 4;
   // Seqlock stripes (power of two). 8 KiB of counters per table.
   static constexpr uint32_t kStripes = 1024;
   // Breadth-first search budget of one insert: at most this many buckets are
-  // examined (about 5 levels of 4-way branching from the two candidates).
+  // examined, on paths of at most kMaxPathLength moves.
   static constexpr int kMaxSearchNodes = 1024;
   static constexpr int kMaxPathLength = 6;
-  // Largest bucket count (bucket indexes are 32-bit, m must be even).
-  static constexpr uint64_t kMaxBuckets = (uint64_t{1} << 32) - 2;
+  // Frozen views save and copy the table in chunks of this many buckets
+  // (4 KiB).
+  static constexpr uint64_t kChunkBuckets = 512;
+  // Views attached at once: one split and one checkpoint.
+  static constexpr int kMaxViews = 2;
 
-  // Buckets for `keys` items at `load` (0 < load <= 1): ceil(keys / (4 load))
-  // rounded up to even, at least 2, at most kMaxBuckets.
-  static uint64_t BucketsFor(uint64_t keys, double load);
+  // Base buckets c of a fresh table for `keys` items at `load` (0 < load
+  // <= 1) with f-bit fingerprints: ceil(keys / (b * load)) rounded up to
+  // even, at least 2, at most kLiveMaxBuckets - 2.
+  static uint64_t BaseBucketsFor(uint64_t keys, int fingerprint_bits,
+                                 double load);
 
-  // An empty table with `num_buckets` buckets (even, 2..kMaxBuckets).
-  LiveTable(uint64_t num_buckets, uint32_t seed);
+  // An empty table. Throws std::bad_alloc if the memory is not available.
+  explicit LiveTable(const LiveLayout& layout);
   ~LiveTable();
   LiveTable(const LiveTable&) = delete;
   LiveTable& operator=(const LiveTable&) = delete;
 
+  const LiveLayout& layout() const { return layout_; }
+
   // True if the item may be present. Lock-free; retries (counted in
-  // *retries when non-null) only when a relocation raced with a negative
-  // answer.
-  bool Contains(uint64_t hash, uint64_t* retries = nullptr) const;
-  // out[k] = Contains(hashes[k]); prefetches the buckets of 16 keys at a
-  // time.
-  void ContainsBatch(const uint64_t* hashes, size_t n, bool* out,
-                     uint64_t* retries = nullptr) const;
+  // *retries) only when a relocation or erase raced with a negative answer.
+  bool Contains(uint64_t hash, uint64_t* retries) const {
+    return ContainsAt(layout_.Place(hash), retries);
+  }
+  // out[k] = Contains(hashes[k]); keeps the buckets of the next 16 keys in
+  // flight (rolling prefetch).
+  void ContainsBatch(const KeyHash* hashes, size_t n, bool* out,
+                     uint64_t* retries) const;
 
   // Writer only. Adds one copy of the item (copies of one item may repeat,
-  // up to 8). Returns false and leaves the table unchanged when no cuckoo
+  // up to 2b). Returns false and leaves the table unchanged when no cuckoo
   // path of at most kMaxPathLength moves within kMaxSearchNodes buckets
-  // leads to an empty slot (the table is too full).
+  // leads to an empty slot (the item's sub-table is too full).
   bool Insert(uint64_t hash);
+  // Writer only. Items stored in the sub-table of the item, and its slots.
+  uint64_t SubTableItems(uint64_t hash) const {
+    return sub_items_[layout_.Place(hash).i1 / layout_.base_buckets()];
+  }
+  uint64_t sub_table_capacity() const {
+    return layout_.base_buckets() * layout_.slots();
+  }
+  // Writer only: true if both buckets of the item hold nothing but copies of
+  // its fingerprint (a run of duplicates no split can separate).
+  bool OnlyCopiesOf(uint64_t hash) const;
   // Writer only. Removes one copy of the item's fingerprint from its two
   // buckets; false if none is there. Erasing an item that is not present can
   // remove the copy of another item with the same fingerprint and buckets:
   // callers erase only items they know are present.
   bool Erase(uint64_t hash);
 
+  // Fills buckets [first, first + count) and [first + m, first + m + count)
+  // of this table (level d + 1, m = half its buckets) from the words of
+  // buckets [first, first + count) of a table of level d with the same base
+  // (LiveLayout::SplitWord). Before the table is shared; each source range
+  // once.
+  void SplitFrom(const uint64_t* words, uint64_t first, uint64_t count);
+
   uint64_t num_buckets() const { return num_buckets_; }
-  uint32_t seed() const { return seed_; }
-  uint64_t capacity() const { return num_buckets_ * kSlots; }
+  uint64_t capacity() const { return num_buckets_ * layout_.slots(); }
   uint64_t size() const { return num_items_.load(std::memory_order_relaxed); }
   double load_factor() const {
     return static_cast<double>(size()) / static_cast<double>(capacity());
@@ -96,24 +130,29 @@ class LiveTable {
   // Bytes of the bucket array, and of everything the table allocates.
   uint64_t table_bytes() const { return num_buckets_ * sizeof(uint64_t); }
   uint64_t memory_bytes() const {
-    return table_bytes() + kStripes * sizeof(uint64_t) + sizeof(*this);
+    return table_bytes() + kStripes * sizeof(uint64_t) + sizeof(*this) +
+           (uint64_t{1} << layout_.level()) * sizeof(uint32_t);
   }
-  // Entries moved by inserts since construction (writer-maintained).
+  // Entries moved by inserts since construction.
   uint64_t relocations() const {
     return relocations_.load(std::memory_order_relaxed);
   }
 
-  // Raw bucket words, for snapshots: LoadBucket is safe anywhere;
-  // InitBucket/SetSize only before the table is shared with readers.
+  // Raw bucket words: LoadBucket is safe anywhere; InitBucket (of an empty
+  // bucket) only before the table is shared with readers.
   uint64_t LoadBucket(uint64_t i) const {
     return buckets_[i].load(std::memory_order_relaxed);
   }
+  // Copies buckets [first, first + count) (a reader's relaxed loads).
+  void CopyBuckets(uint64_t first, uint64_t count, uint64_t* out) const;
   void InitBucket(uint64_t i, uint64_t word) {
     buckets_[i].store(word, std::memory_order_relaxed);
+    Count(i, layout_.CountEntries(word));
   }
-  void SetSize(uint64_t n) { num_items_.store(n, std::memory_order_relaxed); }
-  // Number of non-empty entries of a bucket word.
-  static int CountEntries(uint64_t word);
+
+  // Writer only: frozen views notified before every bucket write.
+  void AttachView(FrozenView* view);
+  void DetachView(FrozenView* view);
 
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
   // Test builds only: when set, Contains calls it once between its two
@@ -124,24 +163,33 @@ class LiveTable {
 #endif
 
  private:
-  struct Candidates {
-    uint32_t fp;
-    uint32_t i1;
-    uint32_t i2;
-  };
-  Candidates Locate(uint64_t hash) const;
-  uint32_t Stripe(uint32_t bucket) const { return bucket & (kStripes - 1); }
-  bool SearchAndInsert(const Candidates& c);
-  // Seqlock write side over the stripes of two buckets.
-  void BeginWrite(uint32_t s1, uint32_t s2);
-  void EndWrite(uint32_t s1, uint32_t s2);
+  bool ContainsAt(const LivePlace& p, uint64_t* retries) const;
+  uint32_t Stripe(uint64_t bucket) const {
+    return static_cast<uint32_t>(bucket) & (kStripes - 1);
+  }
+  bool SearchAndInsert(const LivePlace& p);
+  // Every bucket write goes through here (frozen views first).
+  void Store(uint64_t bucket, uint64_t word, std::memory_order order);
+  void BeforeWrite(uint64_t bucket);
+  // Seqlock write side over a set of stripes.
+  void BeginWrite(const uint32_t* stripes, int n);
+  void EndWrite(const uint32_t* stripes, int n);
+  // Entries added to (removed from, if negative) bucket i.
+  void Count(uint64_t bucket, int64_t delta) {
+    num_items_.store(num_items_.load(std::memory_order_relaxed) + delta,
+                     std::memory_order_relaxed);
+    sub_items_[bucket / layout_.base_buckets()] += delta;
+  }
 
-  const uint32_t num_buckets_;
-  const uint32_t seed_;
-  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
-  std::unique_ptr<std::atomic<uint64_t>[]> versions_;  // kStripes seqlocks
-  std::atomic<uint64_t> num_items_{0};
+  const LiveLayout layout_;
+  const uint64_t num_buckets_;
+  const ZeroedArray<std::atomic<uint64_t>> buckets_;
+  const ZeroedArray<std::atomic<uint64_t>> versions_;  // kStripes seqlocks
+  std::atomic<uint64_t> num_items_{0};  // written by the writer only
   std::atomic<uint64_t> relocations_{0};
+  std::unique_ptr<uint32_t[]> sub_items_;  // items per low part l
+  FrozenView* views_[kMaxViews] = {};
+  int num_views_ = 0;
 };
 
 }  // namespace internal

@@ -35,8 +35,9 @@
 //   stripe of (column family, key)  single-key writes: the writes of one key
 //       are serialized, so a point read under the stripe sees every earlier
 //       write of the key and no later one (exactness without a global lock).
-//   filter_mu_  every LiveKeyFilter writer call (Insert, Erase, Replace,
-//       BeginRebuild...) and the Rebuilder's state; held briefly.
+//   filter_mu_  the Rebuilder's state and the rebuild calls of the filter
+//       (BeginRebuild, Replace, AbortRebuild); held briefly. Insert and
+//       Erase need no lock here: LiveKeyFilter serializes its writers.
 // A Delete of a key the filter may contain does not read before its write:
 // under the stripe it picks a DB snapshot shared with other deletes
 // (CheckSnapshots: one that holds every earlier write of the key), writes,
@@ -289,8 +290,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
 
   // Open, close, snapshots (filtered_db_open.cc).
   Status LoadOrBuild(CfState* s);
-  LiveKeyFilter::SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
-                                           const std::string& db_state) const;
+  SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
+                            const std::string& db_state) const;
   // Makes every write so far durable (flush of unlogged writes, WAL sync),
   // so that the sequence number recorded next cannot be lost by a crash.
   Status MakeWritesDurableLocked();

@@ -130,10 +130,14 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     } else if (!st.ok()) {
       s->snapshot_status = "ignored: read error: " + st.ToString();
     } else {
-      std::string why;
-      std::unique_ptr<Builder> builder = LiveKeyFilter::DecodeSnapshot(
-          options_.filter, data,
-          Identity(s, db_->GetLatestSequenceNumber(), open_state_), &why);
+      std::string why, stored;
+      std::unique_ptr<Builder> builder =
+          LiveKeyFilter::DecodeSnapshot(options_.filter, data, &stored, &why);
+      if (builder != nullptr &&
+          !Identity(s, db_->GetLatestSequenceNumber(), open_state_)
+               .Matches(stored, &why)) {
+        builder.reset();
+      }
       if (builder != nullptr && s->filter->Replace(std::move(builder))) {
         s->snapshot_status = "used";
         s->loaded_from_snapshot = true;
@@ -168,9 +172,10 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   return Status::OK();
 }
 
-LiveKeyFilter::SnapshotIdentity FilteredDBImpl::Identity(
-    const CfState* s, SequenceNumber seq, const std::string& db_state) const {
-  LiveKeyFilter::SnapshotIdentity id;
+SnapshotIdentity FilteredDBImpl::Identity(const CfState* s,
+                                          SequenceNumber seq,
+                                          const std::string& db_state) const {
+  SnapshotIdentity id;
   id.sequence = seq;
   id.db_state = db_state;
   id.db_id = db_id_;
@@ -203,9 +208,12 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     return Status::IOError(
         "FilteredDB: cannot read the DB's MANIFEST/WAL state");
   for (auto& s : states_) {
-    if (s->dropped.load(std::memory_order_relaxed)) continue;
+    // A filter that is not ready (a failed rebuild) has no trustworthy table.
+    if (s->dropped.load(std::memory_order_relaxed) || !s->filter->ready())
+      continue;
     st = snapshots_->Write(
-        s->id, s->filter->EncodeSnapshot(Identity(s.get(), seq, state)));
+        s->id,
+        s->filter->EncodeSnapshot(Identity(s.get(), seq, state).Encode()));
     if (!st.ok()) return st;
   }
   return Status::OK();
@@ -254,8 +262,9 @@ Status FilteredDBImpl::IngestExternalFiles(
   for (CfState* s : touched) {
     WaitAndCommitLocked(s);
     // Ingested keys are not in the filter: reads go to the DB until the
-    // filter has been rebuilt from it.
-    s->filter->SetBypass(true);
+    // filter has been rebuilt from it (only a successful rebuild makes it
+    // ready again).
+    s->filter->MarkNotReady();
   }
   Status result = db_->IngestExternalFiles(args);
   for (CfState* s : touched) {
@@ -263,15 +272,13 @@ Status FilteredDBImpl::IngestExternalFiles(
     db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
     const uint64_t capacity =
         std::max<uint64_t>({options_.filter.initial_capacity,
-                            s->filter->GrowthCapacity(), estimate});
+                            s->filter->RescanCapacity(), estimate});
     Status st = SyncRebuildLocked(s, capacity, {});
-    if (st.ok()) {
-      s->filter->SetBypass(false);
-    } else {
+    if (!st.ok()) {
       Info(
           "cuckoo live filter [%s]: rebuild after ingestion failed (%s); the "
           "filter "
-          "stays bypassed until RebuildFilter succeeds",
+          "stays not ready until RebuildFilter succeeds",
           s->name.c_str(), st.ToString().c_str());
       if (result.ok()) result = st;
     }
@@ -291,7 +298,7 @@ Status FilteredDBImpl::DropColumnFamilies(
   if (st.ok()) {
     for (CfState* s : touched) {
       WaitAndCommitLocked(s);
-      s->filter->SetBypass(true);
+      s->filter->MarkNotReady();
       s->dropped.store(true, std::memory_order_release);
     }
   }
@@ -413,10 +420,12 @@ Status FilteredDBImpl::CloseImpl() {
     // Written after the DB closed cleanly, bound to the files it left.
     const std::string state = CurrentDbState();
     for (auto& cf : states_) {
-      if (state.empty() || cf->dropped.load(std::memory_order_relaxed))
+      if (state.empty() || cf->dropped.load(std::memory_order_relaxed) ||
+          !cf->filter->ready())
         continue;
       Status st = snapshots_->Write(
-          cf->id, cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state)));
+          cf->id,
+          cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state).Encode()));
       if (!st.ok() && s.ok()) s = st;
     }
   }

@@ -183,7 +183,7 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
                                       Status* statuses, Forward&& forward) {
   // One batched (prefetching) filter probe per run of keys of one family.
   std::unique_ptr<bool[]> maybe(new bool[num_keys]);
-  std::vector<uint64_t> hashes;
+  std::vector<cuckoo::KeyHash> hashes;
   size_t candidates = 0;
   for (size_t i = 0; i < num_keys;) {
     size_t j = i + 1;
@@ -194,8 +194,8 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
     } else {
       hashes.resize(j - i);
       for (size_t k = i; k < j; ++k)
-        hashes[k - i] = LiveKeyFilter::Hash(View(keys[k]));
-      s->filter->MayContainHashes(hashes.data(), j - i, maybe.get() + i);
+        hashes[k - i] = cuckoo::HashKey(View(keys[k]));
+      s->filter->MayContainBatch(hashes.data(), j - i, maybe.get() + i);
       const uint64_t absent =
           static_cast<uint64_t>(std::count(maybe.get() + i, maybe.get() + j,
                                            false));

@@ -1,6 +1,7 @@
 // FilteredDB rebuilds: a new table filled from a DB iterator, synchronously
 // (open, ingestion, RebuildFilter, a full table) or on a background thread
-// (growth at max_load; rebuilder.h), then installed under filter_mu_.
+// (when the filter asks for a rescan; rebuilder.h), then installed under
+// filter_mu_.
 #include <algorithm>
 #include <new>
 
@@ -61,7 +62,7 @@ Status FilteredDBImpl::ScanInto(CfState* s, Iterator* it, Builder* builder,
     }
     // After an overflow the scan goes on counting, so that the next attempt
     // is sized from the real number of keys, not from an estimate.
-    if (!*overflow && !builder->Add(LiveKeyFilter::Hash(View(it->key())))) {
+    if (!*overflow && !builder->Add(cuckoo::HashKey(View(it->key())))) {
       *overflow = true;
     }
     ++*scanned;
@@ -78,9 +79,7 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
                                          const std::vector<uint64_t>& pending) {
   // Any background rebuild is superseded by this one.
   if (s->rebuilder->running()) WaitAndCommitLocked(s);
-  // The largest table: kMaxBuckets buckets of 4 at target_load.
-  const uint64_t max_keys = static_cast<uint64_t>(
-      double((uint64_t{1} << 32) - 2) * 4 * options_.filter.target_load);
+  const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
   // actually counted (issue 9, item 5: an estimate of 0 must not fail Open).
   for (;;) {
@@ -94,7 +93,7 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
     if (!st.ok()) return st;
     bool overflow = false;
     for (uint64_t h : pending) {
-      if (!builder->Add(h)) {
+      if (!builder->Add(cuckoo::KeyHash(h))) {
         overflow = true;
         break;
       }
@@ -222,13 +221,7 @@ Status FilteredDBImpl::RebuildFilter(ColumnFamilyHandle* cf) {
     return Status::NotFound("FilteredDB: column family has no filter");
   ExclusiveLock lock(this);
   WaitAndCommitLocked(s);
-  const uint64_t keys = s->filter->size();
-  const uint64_t capacity = std::max<uint64_t>(
-      options_.filter.initial_capacity,
-      static_cast<uint64_t>(double(keys) * options_.filter.max_load /
-                            options_.filter.target_load) +
-          1);
-  return SyncRebuildLocked(s, capacity, {});
+  return SyncRebuildLocked(s, s->filter->RescanCapacity(), {});
 }
 
 }  // namespace live

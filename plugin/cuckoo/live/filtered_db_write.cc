@@ -122,7 +122,9 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
   // 3. Keys that stopped being live: out of the filter after it. A failed
   // write keeps them (the filter stays a superset).
   if (s.ok()) {
-    for (const auto& e : plan.erases) e.first->filter->Erase(e.second);
+    for (const auto& e : plan.erases) {
+      e.first->filter->Erase(cuckoo::KeyHash(e.second));
+    }
   }
   CfState* last = nullptr;
   for (const Op& op : *ops) {
@@ -152,7 +154,7 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   }
   // Only a write that makes a key live can raise the load.
   if (MakesLive(type) && !s->rebuilder->running() &&
-      s->filter->NeedsGrowth()) {
+      s->filter->RescanWanted()) {
     ExclusiveLock lock(this);
     if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
   }
@@ -168,7 +170,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     *status = write();
     return true;
   }
-  KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
+  KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
   std::lock_guard<std::mutex> stripe(Stripe(s, k.hash));
   if (s->rebuilder->ready()) {
     std::lock_guard<std::mutex> lock(filter_mu_);
@@ -190,9 +192,9 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
       }
     }
   }
-  if (k.before == 0 && after) {
-    std::lock_guard<std::mutex> lock(filter_mu_);
-    if (!s->filter->Insert(k.hash)) return false;  // needs a growth
+  // The filter's writer calls synchronize on the filter's own mutex.
+  if (k.before == 0 && after && !s->filter->Insert(cuckoo::KeyHash(k.hash))) {
+    return false;  // needs a rebuild from the DB
   }
   TestHook("WriteOneShared:BeforeWrite");
   *status = write();
@@ -201,8 +203,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   check_snapshots_->MarkWritten(slot);
   if (wo.disableWAL) unlogged_writes_ = true;
   if (status->ok() && k.before == 1 && !after) {
-    std::lock_guard<std::mutex> lock(filter_mu_);
-    s->filter->Erase(k.hash);
+    s->filter->Erase(cuckoo::KeyHash(k.hash));
   }
   if (deferred != nullptr) {
     if (!status->ok()) {
@@ -222,19 +223,21 @@ Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   if (s->dropped.load(std::memory_order_relaxed)) return write();
-  KeyPlan k{s, key, LiveKeyFilter::Hash(View(key)), type, type, 0, -1};
+  KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
   if (!ResolveFromFilter(&k)) {
     Status st = ResolveBefore(&k);
     if (!st.ok()) return st;
   }
   const bool after = MakesLive(type);
-  if (k.before == 0 && after && !s->filter->Insert(k.hash)) {
+  if (k.before == 0 && after && !s->filter->Insert(cuckoo::KeyHash(k.hash))) {
     Status st = InsertAllLocked(s, {k.hash});  // grows, then inserts
     if (!st.ok()) return st;
   }
   Status st = write();
   if (wo.disableWAL) unlogged_writes_ = true;
-  if (st.ok() && k.before == 1 && !after) s->filter->Erase(k.hash);
+  if (st.ok() && k.before == 1 && !after) {
+    s->filter->Erase(cuckoo::KeyHash(k.hash));
+  }
   AfterWriteLocked(s);
   return st;
 }
@@ -283,11 +286,8 @@ void FilteredDBImpl::ResolveDeferredChecks(
       c.Add(&c.check_errors);  // unknown: keep the fingerprint
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(filter_mu_);
-    for (size_t i = 0; i < n; ++i) {
-      if (live[i]) (*checks)[i].cf->filter->Erase((*checks)[i].hash);
-    }
+  for (size_t i = 0; i < n; ++i) {
+    if (live[i]) (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
   }
   for (const DeleteChecker::Check& check : *checks) {
     check.cf->counters.pending_checks.fetch_sub(1, std::memory_order_relaxed);
@@ -338,17 +338,18 @@ Status FilteredDBImpl::ForEachLiveKey(
 Status FilteredDBImpl::InsertAllLocked(CfState* s,
                                        const std::vector<uint64_t>& hashes) {
   for (size_t i = 0; i < hashes.size(); ++i) {
-    if (s->filter->Insert(hashes[i])) continue;
-    // The table is too full. Hashes [0, i) are in it but not in the DB yet.
+    if (s->filter->Insert(cuckoo::KeyHash(hashes[i]))) continue;
+    // The table is full and cannot split. Hashes [0, i) are in it but not
+    // in the DB yet.
     if (s->rebuilder->running()) {
       WaitAndCommitLocked(s);  // the delta log holds [0, i)
-      if (s->filter->Insert(hashes[i])) continue;
+      if (s->filter->Insert(cuckoo::KeyHash(hashes[i]))) continue;
     }
     std::vector<uint64_t> pending(hashes.begin(), hashes.begin() + i);
     s->counters.Add(&s->counters.growths);
-    Status st = SyncRebuildLocked(s, s->filter->GrowthCapacity(), pending);
+    Status st = SyncRebuildLocked(s, s->filter->RescanCapacity(), pending);
     if (!st.ok()) return st;
-    if (!s->filter->Insert(hashes[i])) {
+    if (!s->filter->Insert(cuckoo::KeyHash(hashes[i]))) {
       return Status::Aborted("FilteredDB: no room in a freshly grown filter");
     }
   }
@@ -356,8 +357,10 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s,
 }
 
 void FilteredDBImpl::AfterWriteLocked(CfState* s) {
-  if (s->rebuilder->running() || !s->filter->NeedsGrowth()) return;
-  uint64_t capacity = s->filter->GrowthCapacity();
+  // The filter doubles by itself (splits); a rebuild from the DB restores
+  // the fingerprint width once splits made it narrow (RescanWanted).
+  if (s->rebuilder->running() || !s->filter->RescanWanted()) return;
+  uint64_t capacity = s->filter->RescanCapacity();
   for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
   s->counters.Add(&s->counters.growths);
   Info("cuckoo live filter [%s]: load %.3f reached, growing to %llu keys%s",

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
+#include "util/bit_util.h"  // core: LoadLE / StoreLE
 
 namespace rocksdb_cuckoo {
 namespace live {
@@ -13,7 +14,72 @@ using ROCKSDB_NAMESPACE::Status;
 
 namespace {
 constexpr char kSnapshotPrefix[] = "CUCKOO_LIVE_FILTER-";
+
+template <typename T>
+void PutLE(std::string* out, T v) {
+  char buf[sizeof(T)];
+  cuckoo::internal::StoreLE<T>(buf, v);
+  out->append(buf, sizeof(T));
+}
+
+template <typename T>
+bool GetLE(std::string_view* in, T* v) {
+  if (in->size() < sizeof(T)) return false;
+  *v = cuckoo::internal::LoadLE<T>(in->data());
+  in->remove_prefix(sizeof(T));
+  return true;
+}
+
+void PutBytes(std::string* out, const std::string& s) {
+  PutLE<uint32_t>(out, static_cast<uint32_t>(s.size()));
+  out->append(s);
+}
+
+bool GetBytes(std::string_view* in, std::string* s) {
+  uint32_t n = 0;
+  if (!GetLE(in, &n) || in->size() < n) return false;
+  s->assign(in->data(), n);
+  in->remove_prefix(n);
+  return true;
+}
 }  // namespace
+
+std::string SnapshotIdentity::Encode() const {
+  std::string out;
+  PutLE<uint64_t>(&out, sequence);
+  PutLE<uint32_t>(&out, cf_id);
+  PutBytes(&out, db_id);
+  PutBytes(&out, cf_name);
+  PutBytes(&out, db_state);
+  return out;
+}
+
+bool SnapshotIdentity::Matches(std::string_view stored,
+                               std::string* why) const {
+  SnapshotIdentity s;
+  std::string_view in = stored;
+  if (!GetLE(&in, &s.sequence) || !GetLE(&in, &s.cf_id) ||
+      !GetBytes(&in, &s.db_id) ||
+      !GetBytes(&in, &s.cf_name) || !GetBytes(&in, &s.db_state) ||
+      !in.empty()) {
+    *why = "malformed snapshot identity";
+    return false;
+  }
+  if (s.db_id != db_id) {
+    *why = "snapshot of another DB";
+  } else if (s.cf_id != cf_id || s.cf_name != cf_name) {
+    *why = "snapshot of another column family";
+  } else if (s.sequence != sequence) {
+    *why = "stale snapshot: covers sequence " + std::to_string(s.sequence) +
+           ", DB is at " + std::to_string(sequence);
+  } else if (s.db_state != db_state) {
+    *why = "stale snapshot: the DB's files changed since it was written (" +
+           s.db_state + " -> " + db_state + ")";
+  } else {
+    return true;
+  }
+  return false;
+}
 
 std::string DbStateDigest(Env* env, const std::string& dbname,
                           const std::string& wal_dir) {

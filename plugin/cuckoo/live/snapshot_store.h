@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rocksdb/env.h"
@@ -26,6 +27,29 @@ namespace live {
 std::string DbStateDigest(ROCKSDB_NAMESPACE::Env* env,
                           const std::string& dbname,
                           const std::string& wal_dir);
+
+// What a snapshot is bound to, stored as the opaque identity bytes of the
+// core's snapshot format (cuckoo::LiveKeyFilter::Checkpoint::Encode); a
+// snapshot is used only if all fields match the database being opened.
+struct SnapshotIdentity {
+  uint64_t sequence = 0;  // last sequence number the filter covers
+  std::string db_id;      // DB::GetDbIdentity
+  uint32_t cf_id = 0;
+  std::string cf_name;
+  // Digest of the on-disk state the snapshot was taken against (MANIFEST and
+  // WAL files, DbStateDigest). Sequence-number equality alone does not prove
+  // that a snapshot covers a DB: an ingestion, a lost unsynced write or a
+  // copied directory can reach the same sequence with other keys. Empty in
+  // the expected identity never matches a non-empty stored value.
+  std::string db_state;
+
+  // The identity bytes (little-endian: sequence, cf id, then db id, column
+  // family name and state digest, each as a 32-bit length and the bytes).
+  std::string Encode() const;
+  // True if `stored` (identity bytes from a snapshot) equals this identity;
+  // otherwise false with the reason in *why.
+  bool Matches(std::string_view stored, std::string* why) const;
+};
 
 // The snapshot files of one FilteredDB: <dir>/CUCKOO_LIVE_FILTER-<cf id>.
 class SnapshotStore {

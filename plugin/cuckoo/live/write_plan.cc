@@ -42,7 +42,7 @@ class KeyTable {
     return nullptr;
   }
   void Add(const Op& op, size_t i) {
-    keys_.push_back(KeyPlan{op.cf, op.key, LiveKeyFilter::Hash(View(op.key)),
+    keys_.push_back(KeyPlan{op.cf, op.key, cuckoo::HashKey(View(op.key)).value,
                             op.type, op.type, i, -1});
     if (use_index_) index_.emplace(Ref{op.cf, View(op.key)}, keys_.size() - 1);
   }
@@ -102,7 +102,7 @@ Status PlanRanges(CfState* cf, std::vector<Range> ranges, KeyTable* keys,
           if (known != nullptr) {
             known->before = 1;
           } else {
-            plan->erases.emplace_back(cf, LiveKeyFilter::Hash(View(k)));
+            plan->erases.emplace_back(cf, cuckoo::HashKey(View(k)).value);
             cf->counters.Add(&cf->counters.range_deleted);
           }
         });
@@ -154,7 +154,7 @@ Status BatchCollector::Add(uint32_t cf, OpType type, const Slice& key,
 }
 
 bool ResolveFromFilter(KeyPlan* k) {
-  if (k->cf->filter->MayContainHash(k->hash)) return false;
+  if (k->cf->filter->MayContain(cuckoo::KeyHash(k->hash))) return false;
   k->before = 0;  // the filter is a superset: certainly not live
   return true;
 }

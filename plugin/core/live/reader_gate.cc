@@ -1,0 +1,155 @@
+#include "live/reader_gate.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace cuckoo {
+namespace internal {
+
+namespace {
+
+#if defined(__linux__) && defined(__NR_membarrier)
+long Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+bool RegisterMembarrier() {
+  const long mask = Membarrier(MEMBARRIER_CMD_QUERY);
+  if (mask < 0 || (mask & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  return Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+void HeavyBarrier() {
+  if (Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    // Registered at start-up: the kernel contract says this cannot fail.
+    // Readers already rely on it, so there is no safe way on.
+    std::fprintf(stderr, "cuckoo: membarrier failed after registration\n");
+    std::abort();
+  }
+}
+#else
+bool RegisterMembarrier() { return false; }
+void HeavyBarrier() {}
+#endif
+
+class Registry {
+ public:
+  // Never destroyed: threads may exit (and release slots) during static
+  // destruction.
+  static Registry& Get() {
+    static Registry* registry = new Registry;
+    return *registry;
+  }
+
+  ReaderSlot* Acquire() {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint32_t index;
+    if (!free_.empty()) {
+      index = *free_.begin();
+      free_.erase(free_.begin());
+    } else {
+      index = static_cast<uint32_t>(slots_.size());
+      slots_.push_back(std::make_unique<ReaderSlot>());
+      slots_.back()->index = index;
+      in_use_.push_back(false);
+    }
+    in_use_[index] = true;
+    return slots_[index].get();
+  }
+
+  void Release(ReaderSlot* slot) {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_[slot->index] = false;
+    free_.insert(slot->index);
+  }
+
+  // The slots inside a read section now, with their counter values.
+  void ActiveSlots(std::vector<std::pair<ReaderSlot*, uint64_t>>* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (!in_use_[i]) continue;
+      const uint64_t state = slots_[i]->state.load(std::memory_order_acquire);
+      if ((state & 1) != 0) out->emplace_back(slots_[i].get(), state);
+    }
+  }
+
+ private:
+  Registry() {
+    reader_gate_detail::light_readers.store(RegisterMembarrier(),
+                                            std::memory_order_relaxed);
+  }
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<ReaderSlot>> slots_;  // by index; never freed
+  std::vector<bool> in_use_;
+  std::set<uint32_t> free_;  // lowest index first
+};
+
+// Returns the thread's slot to the registry when the thread exits.
+struct SlotReleaser {
+  ReaderSlot* slot = nullptr;
+  ~SlotReleaser() {
+    exited = true;
+    reader_gate_detail::this_thread_slot = nullptr;
+    if (slot != nullptr) Registry::Get().Release(slot);
+  }
+  static thread_local bool exited;
+};
+thread_local bool SlotReleaser::exited = false;
+
+}  // namespace
+
+namespace reader_gate_detail {
+
+ReaderSlot* AcquireSlot() {
+  ReaderSlot* slot = Registry::Get().Acquire();
+  this_thread_slot = slot;
+  if (!SlotReleaser::exited) {
+    static thread_local SlotReleaser releaser;
+    releaser.slot = slot;
+  }
+  // else: a read during the thread's own exit, after its releaser ran: the
+  // slot is never returned (one cache line).
+  return slot;
+}
+
+}  // namespace reader_gate_detail
+
+void SynchronizeReaders() {
+  Registry& registry = Registry::Get();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (reader_gate_detail::light_readers.load(std::memory_order_relaxed)) {
+    HeavyBarrier();
+  }
+  std::vector<std::pair<ReaderSlot*, uint64_t>> active;
+  registry.ActiveSlots(&active);
+  for (const auto& [slot, state] : active) {
+    while (slot->state.load(std::memory_order_acquire) == state) {
+      std::this_thread::yield();
+    }
+  }
+}
+
+bool ReadersUseMembarrier() {
+  Registry::Get();
+  return reader_gate_detail::light_readers.load(std::memory_order_relaxed);
+}
+
+void SetReaderFencesForTesting(bool use_membarrier) {
+  Registry::Get();
+  reader_gate_detail::light_readers.store(
+      use_membarrier && RegisterMembarrier(), std::memory_order_relaxed);
+}
+
+}  // namespace internal
+}  // namespace cuckoo
