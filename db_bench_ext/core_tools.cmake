@@ -7,3 +7,10 @@
 cuckoo_add_tool(filter_bench
   SOURCES filter_bench.cc
   LIBS cuckoo_core cuckoo_core_internal)
+
+# live_bench: the live-key filter without a database: probe cost against the
+# memory limit (probe_limit.h), fill limits, growth by splits, FPR per level.
+#   build/db_bench_ext/live_bench --bench=probe --sizes=1048576,16777216
+cuckoo_add_tool(live_bench
+  SOURCES live_bench.cc
+  LIBS cuckoo_core cuckoo_core_internal)

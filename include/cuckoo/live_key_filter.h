@@ -200,6 +200,8 @@ class LiveKeyFilter {
 
   // Waits until no split is running (one started meanwhile included).
   void WaitForSplit();
+  // True while a split is requested or running (one relaxed load).
+  bool splitting() const;
 
   // ---------------------------------------------------------- rebuilds
   // A table being filled from keys off-line (a fresh table, full width).

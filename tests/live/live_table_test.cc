@@ -420,9 +420,10 @@ TEST(LiveKeyFilter, ValidatesOptions) {
   EXPECT_NE(bad([](auto& o) { o.max_load = 0.99; }), "");
   EXPECT_NE(bad([](auto& o) {
               o.fingerprint_bits = 16;  // b = 4: lower limit
-              o.max_load = 0.95;
+              o.max_load = 0.96;
             }),
             "");
+  EXPECT_NE(bad([](auto& o) { o.max_load = 0.975; }), "");
   EXPECT_NE(bad([](auto& o) { o.target_load = 0.96; }), "");
   EXPECT_NE(bad([](auto& o) {
               o.target_load = 0.9;
@@ -518,6 +519,10 @@ TEST_P(PerWidth, MatchesAMultisetModelAcrossSplits) {
 // 1 - (1 - 1/V)^(2 b a) (V = 2^(f-d); 2^f - 1 at level 0): each split
 // doubles it at equal load.
 TEST_P(PerWidth, FalsePositiveRatePerLevel) {
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+  GTEST_SKIP() << "statistics, not concurrency (every lookup takes ~1 us "
+                  "in the race-window build)";
+#endif
   const int f = GetParam();
   const int b = Slots(f);
   std::vector<int> levels = {0, 1, 2};
@@ -533,12 +538,8 @@ TEST_P(PerWidth, FalsePositiveRatePerLevel) {
     uint64_t n = 0;
     for (int level = 0; level <= d; ++level) {
       if (level > 0) {
-        auto next = std::make_unique<LiveTable>(table->layout().Split());
-        std::vector<uint64_t> words(table->num_buckets());
-        table->CopyBuckets(0, words.size(), words.data());
-        next->SplitFrom(words.data(), 0, words.size());
-        ASSERT_EQ(next->size(), n);
-        table = std::move(next);
+        table = table->SplitCopy();
+        ASSERT_EQ(table->size(), n);
       }
       const uint64_t fill = level == d ? target : (target >> (d - level));
       for (; n < fill; ++n) ASSERT_TRUE(table->Insert(rng()));
@@ -547,9 +548,9 @@ TEST_P(PerWidth, FalsePositiveRatePerLevel) {
     const double load = table->load_factor();
     const double values = std::ldexp(1.0, f - d) - (d == 0 ? 1 : 0);
     const double expected = 1.0 - std::pow(1.0 - 1.0 / values, 2.0 * b * load);
-    // Enough queries for ~1000 expected hits (at least 10^5).
+    // Enough queries for ~500 expected hits (at least 10^5).
     const uint64_t queries =
-        std::max<uint64_t>(100000, uint64_t(1000 / expected));
+        std::max<uint64_t>(100000, uint64_t(500 / expected));
     uint64_t hits = 0, retries = 0;
     for (uint64_t q = 0; q < queries; ++q) hits += table->Contains(rng(), &retries);
     const double mean = expected * double(queries);
@@ -823,6 +824,11 @@ TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
   for (auto& t : readers) t.join();
   const LiveKeyFilterStats s = filter.GetStats();
   EXPECT_EQ(misses.load(), 0u);
+  // Entries conserved through the splits: the writes made while a split
+  // copied the table are neither lost nor doubled.
+  const size_t erased = (keys.size() - stable - 2 + 1) / 2;
+  EXPECT_EQ(s.num_keys, keys.size() - erased);
+  EXPECT_EQ(s.erases, erased);
   EXPECT_GE(s.splits, 5u);
   EXPECT_EQ(s.insert_failures, 0u);
   EXPECT_GT(reads.load(), 1000u);
@@ -831,6 +837,33 @@ TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
       ASSERT_TRUE(filter.MayContain(keys[i])) << i;
     }
   }
+}
+
+// Many writes (inserts that relocate, erases) while a split copies a
+// table of 400+ chunks: each is in the split table exactly once (the
+// frozen image plus the replayed log), none lost, none doubled.
+TEST(LiveKeyFilter, WritesDuringASplitAreNeitherLostNorDoubled) {
+  LiveKeyFilterOptions o = SmallOptions(12, /*background=*/true);
+  LiveKeyFilter filter(o, 1000000);
+  const auto keys = RandomHashes(1100000, 91);
+  size_t n = 0;
+  while (!filter.splitting()) {
+    ASSERT_LT(n, keys.size());
+    ASSERT_TRUE(filter.Insert(keys[n++]));
+  }
+  size_t erased = 0, during = 0;
+  while (filter.splitting() && n < keys.size()) {
+    ASSERT_TRUE(filter.Insert(keys[n++]));
+    ASSERT_TRUE(filter.Erase(keys[erased++]));
+    ++during;
+  }
+  filter.WaitForSplit();
+  const LiveKeyFilterStats s = filter.GetStats();
+  EXPECT_GE(during, 100u) << "too few writes overlapped the split";
+  EXPECT_EQ(s.splits, 1u);
+  EXPECT_EQ(s.insert_waits, 0u);
+  EXPECT_EQ(s.num_keys, n - erased);
+  for (size_t i = erased; i < n; ++i) ASSERT_TRUE(filter.MayContain(keys[i]));
 }
 
 // ------------------------------------------------------------ checkpoints

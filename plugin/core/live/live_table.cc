@@ -1,5 +1,6 @@
 #include "live/live_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -7,33 +8,6 @@
 
 namespace cuckoo {
 namespace internal {
-
-namespace {
-
-#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
-// Test builds only: widens the window between a reader's two bucket loads
-// so that races with relocations actually happen in tests, and runs the
-// test hook (a deterministic interleaving) if one is set.
-inline void RaceWindow() {
-  if (LiveTable::test_between_loads != nullptr) {
-    LiveTable::test_between_loads(LiveTable::test_between_loads_arg);
-  }
-  // A delay the compiler cannot remove (no volatile arithmetic: C++20
-  // deprecates it).
-  for (int i = 0; i < 64; ++i)
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-#else
-inline void RaceWindow() {}
-#endif
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-}  // namespace
 
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
 void (*LiveTable::test_between_loads)(void* arg) = nullptr;
@@ -62,52 +36,6 @@ LiveTable::LiveTable(const LiveLayout& layout)
       sub_items_(new uint32_t[size_t{1} << layout.level()]()) {}
 
 LiveTable::~LiveTable() = default;
-
-bool LiveTable::ContainsAt(const LivePlace& p, uint64_t* retries) const {
-  const uint32_t s1 = Stripe(p.i1);
-  const uint32_t s2 = Stripe(p.i2);
-  for (;;) {
-    const uint64_t v1 = versions_[s1].load(std::memory_order_acquire);
-    const uint64_t v2 = versions_[s2].load(std::memory_order_acquire);
-    const uint64_t w1 = buckets_[p.i1].load(std::memory_order_relaxed);
-    RaceWindow();
-    const uint64_t w2 = buckets_[p.i2].load(std::memory_order_relaxed);
-    // A fingerprint is only ever present for a present item: a match needs
-    // no validation.
-    if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
-      return true;
-    }
-    // Seqlock read side: the bucket loads above happen before these
-    // re-reads, so a relocation or erase that overlapped them changed a
-    // version.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (((v1 | v2) & 1) == 0 &&
-        versions_[s1].load(std::memory_order_relaxed) == v1 &&
-        versions_[s2].load(std::memory_order_relaxed) == v2) {
-      return false;
-    }
-    ++*retries;
-    CpuRelax();
-  }
-}
-
-void LiveTable::ContainsBatch(const KeyHash* hashes, size_t n, bool* out,
-                              uint64_t* retries) const {
-  constexpr size_t kAhead = 16;
-  LivePlace places[kAhead];
-  auto prepare = [&](size_t k) {
-    const LivePlace p = layout_.Place(hashes[k].value);
-    __builtin_prefetch(&buckets_[p.i1]);
-    __builtin_prefetch(&buckets_[p.i2]);
-    places[k % kAhead] = p;
-  };
-  const size_t primed = n < kAhead ? n : kAhead;
-  for (size_t k = 0; k < primed; ++k) prepare(k);
-  for (size_t k = 0; k < n; ++k) {
-    out[k] = ContainsAt(places[k % kAhead], retries);
-    if (k + kAhead < n) prepare(k + kAhead);
-  }
-}
 
 void LiveTable::CopyBuckets(uint64_t first, uint64_t count,
                             uint64_t* out) const {
@@ -326,6 +254,17 @@ bool LiveTable::Erase(uint64_t hash) {
     }
   }
   return false;
+}
+
+std::unique_ptr<LiveTable> LiveTable::SplitCopy() const {
+  auto dst = std::make_unique<LiveTable>(layout_.Split());
+  uint64_t buf[kChunkBuckets];
+  for (uint64_t first = 0; first < num_buckets_; first += kChunkBuckets) {
+    const uint64_t n = std::min(kChunkBuckets, num_buckets_ - first);
+    CopyBuckets(first, n, buf);
+    dst->SplitFrom(buf, first, n);
+  }
+  return dst;
 }
 
 void LiveTable::SplitFrom(const uint64_t* words, uint64_t first,

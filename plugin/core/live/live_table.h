@@ -85,13 +85,30 @@ class LiveTable {
 
   // True if the item may be present. Lock-free; retries (counted in
   // *retries) only when a relocation or erase raced with a negative answer.
+  // Inline: the hash arithmetic, two stripe loads (L1/L2), two bucket loads
+  // and the SWAR compare, so that consecutive probes overlap their misses.
   bool Contains(uint64_t hash, uint64_t* retries) const {
     return ContainsAt(layout_.Place(hash), retries);
   }
   // out[k] = Contains(hashes[k]); keeps the buckets of the next 16 keys in
   // flight (rolling prefetch).
   void ContainsBatch(const KeyHash* hashes, size_t n, bool* out,
-                     uint64_t* retries) const;
+                     uint64_t* retries) const {
+    constexpr size_t kAhead = 16;
+    LivePlace places[kAhead];
+    auto prepare = [&](size_t k) {
+      const LivePlace p = layout_.Place(hashes[k].value);
+      __builtin_prefetch(&buckets_[p.i1]);
+      __builtin_prefetch(&buckets_[p.i2]);
+      places[k % kAhead] = p;
+    };
+    const size_t primed = n < kAhead ? n : kAhead;
+    for (size_t k = 0; k < primed; ++k) prepare(k);
+    for (size_t k = 0; k < n; ++k) {
+      out[k] = ContainsAt(places[k % kAhead], retries);
+      if (k + kAhead < n) prepare(k + kAhead);
+    }
+  }
 
   // Writer only. Adds one copy of the item (copies of one item may repeat,
   // up to 2b). Returns false and leaves the table unchanged when no cuckoo
@@ -120,6 +137,9 @@ class LiveTable {
   // (LiveLayout::SplitWord). Before the table is shared; each source range
   // once.
   void SplitFrom(const uint64_t* words, uint64_t first, uint64_t count);
+  // A table of the next level holding every entry of this one (which must
+  // not change meanwhile, e.g. a builder's table). Throws std::bad_alloc.
+  std::unique_ptr<LiveTable> SplitCopy() const;
 
   uint64_t num_buckets() const { return num_buckets_; }
   uint64_t capacity() const { return num_buckets_ * layout_.slots(); }
@@ -163,7 +183,54 @@ class LiveTable {
 #endif
 
  private:
-  bool ContainsAt(const LivePlace& p, uint64_t* retries) const;
+  bool ContainsAt(const LivePlace& p, uint64_t* retries) const {
+    const uint32_t s1 = Stripe(p.i1);
+    const uint32_t s2 = Stripe(p.i2);
+    for (;;) {
+      const uint64_t v1 = versions_[s1].load(std::memory_order_acquire);
+      const uint64_t v2 = versions_[s2].load(std::memory_order_acquire);
+      const uint64_t w1 = buckets_[p.i1].load(std::memory_order_relaxed);
+      RaceWindow();
+      const uint64_t w2 = buckets_[p.i2].load(std::memory_order_relaxed);
+      // A fingerprint is only ever present for a present item: a match
+      // needs no validation.
+      if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
+        return true;
+      }
+      // Seqlock read side: the bucket loads above happen before these
+      // re-reads, so a relocation or erase that overlapped them changed a
+      // version.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (((v1 | v2) & 1) == 0 &&
+          versions_[s1].load(std::memory_order_relaxed) == v1 &&
+          versions_[s2].load(std::memory_order_relaxed) == v2) {
+        return false;
+      }
+      ++*retries;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
+  // Test builds only: widens the window between a reader's two bucket loads
+  // so that races with relocations actually happen in tests, and runs the
+  // test hook (a deterministic interleaving) if one is set.
+  static void RaceWindow() {
+    if (test_between_loads != nullptr) test_between_loads(test_between_loads_arg);
+    // About a microsecond (PAUSE takes tens of cycles), so that a writer
+    // often moves entries while a reader is between its loads.
+    for (int i = 0; i < 32; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#else
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+    }
+  }
+#else
+  static void RaceWindow() {}
+#endif
   uint32_t Stripe(uint64_t bucket) const {
     return static_cast<uint32_t>(bucket) & (kStripes - 1);
   }
