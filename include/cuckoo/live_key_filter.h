@@ -244,8 +244,12 @@ class LiveKeyFilter {
   // it). The delta log is replayed mostly outside the mutex; writers wait at
   // most for the last 1024 operations. Returns false if the builder failed
   // or cannot hold the replayed inserts: the rebuild is then aborted
-  // (AbortRebuild) and the filter unchanged. Without a BeginRebuild (e.g. a
-  // builder from DecodeSnapshot), installs the builder's table as it is.
+  // (AbortRebuild) and the filter unchanged. A builder from DecodeSnapshot
+  // is installed as it is (the owner guarantees it holds every present key,
+  // e.g. at open, before any write); a builder from an earlier BeginRebuild
+  // than the latest, or from one aborted since (AbortRebuild, MarkNotReady,
+  // a failed Replace), is refused: the writes made during its scan are not
+  // logged any more.
   bool Replace(std::unique_ptr<Builder> builder);
   // Stops recording the delta log (a rebuild abandoned). Readiness does not
   // change.

@@ -187,8 +187,10 @@ struct LiveFilterState {
   bool checkpoint_alive = false;
 
   std::atomic<bool> rescan_wanted{false};
-  // Memory outside the current table: a split's new table, pre-images.
+  // Memory outside the current table: a split's new table, a rebuild's
+  // table (as allocated by BeginRebuild), pre-images.
   std::atomic<uint64_t> pending_table_bytes{0};
+  std::atomic<uint64_t> rebuild_table_bytes{0};
   std::atomic<uint64_t> preimage_bytes{0};
 
   // Writer counters (relaxed; read by GetStats).
@@ -356,6 +358,7 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   s.memory_bytes += sizeof(*this) + sizeof(LiveFilterState) +
                     internal::kCounterStripes * sizeof(ReaderCounters) +
                     st.pending_table_bytes.load(std::memory_order_relaxed) +
+                    st.rebuild_table_bytes.load(std::memory_order_relaxed) +
                     st.preimage_bytes.load(std::memory_order_relaxed) +
                     st.split_log.bytes() + st.rebuild_log.bytes();
   s.load_factor =
@@ -651,6 +654,8 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::BeginRebuild(
   st.rebuild_log.Start();
   builder->epoch_ = ++st.rebuild_epoch;
   st.rebuilding.store(true, std::memory_order_relaxed);
+  st.rebuild_table_bytes.store(builder->memory_bytes(),
+                               std::memory_order_relaxed);
   return builder;
 }
 
@@ -659,6 +664,7 @@ void LiveKeyFilter::AbortRebuildLocked() {
   st.rebuild_log.Stop();
   ++st.rebuild_epoch;
   st.rebuilding.store(false, std::memory_order_relaxed);
+  st.rebuild_table_bytes.store(0, std::memory_order_relaxed);
 }
 
 void LiveKeyFilter::AbortRebuild() {
@@ -694,9 +700,7 @@ bool LiveKeyFilter::Replace(std::unique_ptr<Builder> builder) {
       if (!ok || builder->epoch_ != st.rebuild_epoch) return fail();
     }
   }
-  st.rebuild_log.Stop();
-  st.rebuilding.store(false, std::memory_order_relaxed);
-  ++st.rebuild_epoch;
+  AbortRebuildLocked();  // the log is replayed: stop recording
   std::shared_ptr<LiveTable> old = st.current;
   st.retired_relocations.fetch_add(old->relocations(),
                                    std::memory_order_relaxed);
