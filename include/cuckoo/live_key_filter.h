@@ -13,7 +13,9 @@
 // 2 b a / 2^w, w = f when built from keys (default: 0.23% at a = 0.93, 13.8
 // bits per key; 64 / (b a) bits per key in general).
 //
-// Growth without the keys: when the load reaches max_load, a background
+// Growth without the keys: when the load reaches max_load (from the first
+// split on: the load of the fullest of the 2^d sub-tables that share a low
+// part of the bucket index), a background
 // thread owned by the filter splits the table in two (a copy-on-write image
 // of the table, so writers continue meanwhile; the writes made during the
 // split are replayed, then the doubled table is published with one atomic
@@ -28,10 +30,11 @@
 //
 // Memory: bits per key = 64 / (b * load). Load after a build from keys:
 // target_load (default 0.93 for b = 5: 13.8 bits per key); just after a
-// split max_load / 2; averaged over keys inserted during a doubling from
-// max_load / 2 to max_load, about 17.7 / max_load (18.7 at 0.95). During a
-// split the new table (2x) exists next to the old one, plus pre-images of
-// the chunks written during the split.
+// split max_load / 2; averaged over the keys inserted during a doubling from
+// max_load / 2 to max_load, 128 ln 2 / (b max_load) (b = 5: 18.7 at 0.95).
+// During a split the new table (2x) exists next to the old one, plus the
+// pre-images of the chunks written before the split copied them; a
+// Checkpoint keeps the table it froze alive until it is destroyed.
 //
 // Thread safety, per method:
 // - Readers (MayContain*, GetStats, size, RescanWanted, ...): any thread,
@@ -325,6 +328,8 @@ class LiveKeyFilter {
   void PublishLocked(std::shared_ptr<internal::LiveTable> table);
   void UpdateRescanWantedLocked();
   void AbortRebuildLocked();
+  // Not ready: records the write in the rebuild's log and returns true.
+  bool RecordIfNotReadyLocked(uint64_t hash, bool insert);
 
   const LiveKeyFilterOptions options_;  // with the defaults resolved
   // The current table, for readers (ReadSection; reader_gate.h).

@@ -910,6 +910,45 @@ TEST(LiveCheckpoint, ImageIsTheTableAtTheFreezeWhileWritersContinue) {
   EXPECT_NE(filter.EncodeSnapshot("id"), reference);
 }
 
+// The same with a writer thread running flat out during the encoding (and
+// readers), as a checkpoint runs in a database.
+TEST(LiveCheckpoint, ImageIsTheTableAtTheFreezeWithAConcurrentWriter) {
+  LiveKeyFilter filter(SmallOptions(12, /*background=*/false), 200000);
+  const auto keys = RandomHashes(400000, 8);
+  for (size_t i = 0; i < 150000; ++i) ASSERT_TRUE(filter.Insert(keys[i]));
+  const std::string reference = filter.EncodeSnapshot("id");
+  auto cp = filter.Freeze();
+  ASSERT_NE(cp, nullptr);
+  std::atomic<bool> done{false};
+  std::atomic<size_t> writes{0};
+  std::thread writer([&] {
+    size_t next = 150000, erased = 0;
+    while (!done.load(std::memory_order_relaxed) && next < keys.size()) {
+      ASSERT_TRUE(filter.Insert(keys[next++]));
+      ASSERT_TRUE(filter.Erase(keys[erased++]));
+      writes.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::thread reader([&] {
+    std::mt19937_64 rng(1);
+    while (!done.load(std::memory_order_relaxed)) {
+      filter.MayContain(keys[rng() % keys.size()]);
+    }
+  });
+  std::string image;
+  ASSERT_TRUE(cp->Encode("id", [&](std::string_view piece) {
+    image.append(piece.data(), piece.size());
+    // Let the writer in between some pieces.
+    if (image.size() % 3 == 0) std::this_thread::yield();
+    return true;
+  }));
+  done = true;
+  writer.join();
+  reader.join();
+  EXPECT_TRUE(image == reference);
+  EXPECT_GT(writes.load(), 0u);
+}
+
 // A checkpoint and background splits at the same time: the checkpoint shows
 // the table it froze, although a split publishes a new one meanwhile.
 TEST(LiveCheckpoint, SurvivesASplitOfItsTable) {

@@ -465,7 +465,7 @@ void LiveKeyFilter::SplitWorker() {
 
 void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   LiveFilterState& st = *state_;
-  const std::shared_ptr<LiveTable> src = st.current;
+  std::shared_ptr<LiveTable> src = st.current;
   const uint64_t generation = st.generation;
   auto finish = [&](bool published) {
     st.split_running = false;
@@ -547,9 +547,10 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   st.Count(&st.splits);
   finish(true);
   // Readers that may still hold `src` finish before it is released (a
-  // Checkpoint may keep it alive longer).
+  // Checkpoint may keep it alive longer); freed outside the mutex.
   lock.unlock();
   internal::SynchronizeReaders();
+  src.reset();
   lock.lock();
 }
 
@@ -563,14 +564,18 @@ void LiveKeyFilter::PublishLocked(std::shared_ptr<LiveTable> table) {
   st.changed.notify_all();
 }
 
+bool LiveKeyFilter::RecordIfNotReadyLocked(uint64_t hash, bool insert) {
+  if (ready()) return false;
+  LiveFilterState& st = *state_;
+  st.rebuild_log.Add(hash, insert);
+  st.Count(insert ? &st.inserts : &st.erases);
+  return true;
+}
+
 bool LiveKeyFilter::Insert(KeyHash hash) {
   LiveFilterState& st = *state_;
   std::unique_lock<std::mutex> lock(st.mu);
-  if (!ready()) {
-    st.rebuild_log.Add(hash.value, true);
-    st.Count(&st.inserts);
-    return true;
-  }
+  if (RecordIfNotReadyLocked(hash.value, true)) return true;
   bool waited = false;
   while (!st.current->Insert(hash.value)) {
     // No room in the item's sub-table: a split is running or starts now,
@@ -588,11 +593,8 @@ bool LiveKeyFilter::Insert(KeyHash hash) {
         return st.generation != generation || !st.split_running;
       });
     }
-    if (!ready()) {  // MarkNotReady while waiting
-      st.rebuild_log.Add(hash.value, true);
-      st.Count(&st.inserts);
-      return true;
-    }
+    // MarkNotReady while waiting.
+    if (RecordIfNotReadyLocked(hash.value, true)) return true;
     if (st.generation == generation) {  // the split failed
       st.Count(&st.insert_failures);
       return false;
@@ -614,11 +616,7 @@ bool LiveKeyFilter::Insert(KeyHash hash) {
 bool LiveKeyFilter::Erase(KeyHash hash) {
   LiveFilterState& st = *state_;
   std::lock_guard<std::mutex> lock(st.mu);
-  if (!ready()) {
-    st.rebuild_log.Add(hash.value, false);
-    st.Count(&st.erases);
-    return true;
-  }
+  if (RecordIfNotReadyLocked(hash.value, false)) return true;
   if (!st.current->Erase(hash.value)) {
     st.Count(&st.erase_misses);
     return false;
