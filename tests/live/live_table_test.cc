@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -23,6 +24,7 @@
 #include "live/live_snapshot.h"
 #include "live/live_table.h"
 #include "live/reader_gate.h"
+#include "live/test_hooks.h"
 
 namespace cuckoo {
 namespace {
@@ -839,31 +841,54 @@ TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
   }
 }
 
-// Many writes (inserts that relocate, erases) while a split copies a
-// table of 400+ chunks: each is in the split table exactly once (the
-// frozen image plus the replayed log), none lost, none doubled.
+// Writes (inserts that relocate, erases) between the chunk copies of a
+// split (deterministically, from the split's test hook) and concurrently
+// from another thread: each is in the split table exactly once (the frozen
+// image plus the replayed log), none lost, none doubled.
+struct WritesDuringSplit {
+  LiveKeyFilter* filter = nullptr;
+  const std::vector<KeyHash>* keys = nullptr;
+  size_t next = 0, erased = 0, hooked = 0;
+  std::mutex mu;  // the hook and the writer thread share next/erased
+  bool Write() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (next >= keys->size()) return false;
+    EXPECT_TRUE(filter->Insert((*keys)[next++]));
+    EXPECT_TRUE(filter->Erase((*keys)[erased++]));
+    return true;
+  }
+};
+WritesDuringSplit* writes_during_split = nullptr;
+
 TEST(LiveKeyFilter, WritesDuringASplitAreNeitherLostNorDoubled) {
   LiveKeyFilterOptions o = SmallOptions(12, /*background=*/true);
-  LiveKeyFilter filter(o, 1000000);
-  const auto keys = RandomHashes(1100000, 91);
-  size_t n = 0;
+  LiveKeyFilter filter(o, 250000);
+  const auto keys = RandomHashes(300000, 91);
+  WritesDuringSplit w;
+  w.filter = &filter;
+  w.keys = &keys;
+  writes_during_split = &w;
+  internal::split_chunk_hook = [](uint64_t) {
+    for (int k = 0; k < 5; ++k) writes_during_split->Write();
+    ++writes_during_split->hooked;
+  };
   while (!filter.splitting()) {
-    ASSERT_LT(n, keys.size());
-    ASSERT_TRUE(filter.Insert(keys[n++]));
+    ASSERT_LT(w.next, keys.size());
+    std::lock_guard<std::mutex> lock(w.mu);
+    ASSERT_TRUE(filter.Insert(keys[w.next++]));
   }
-  size_t erased = 0, during = 0;
-  while (filter.splitting() && n < keys.size()) {
-    ASSERT_TRUE(filter.Insert(keys[n++]));
-    ASSERT_TRUE(filter.Erase(keys[erased++]));
-    ++during;
+  while (filter.splitting() && w.Write()) {
   }
   filter.WaitForSplit();
+  internal::split_chunk_hook = nullptr;
   const LiveKeyFilterStats s = filter.GetStats();
-  EXPECT_GE(during, 100u) << "too few writes overlapped the split";
+  EXPECT_GE(w.hooked, 100u);  // chunks copied
   EXPECT_EQ(s.splits, 1u);
   EXPECT_EQ(s.insert_waits, 0u);
-  EXPECT_EQ(s.num_keys, n - erased);
-  for (size_t i = erased; i < n; ++i) ASSERT_TRUE(filter.MayContain(keys[i]));
+  EXPECT_EQ(s.num_keys, w.next - w.erased);
+  for (size_t i = w.erased; i < w.next; ++i) {
+    ASSERT_TRUE(filter.MayContain(keys[i])) << i;
+  }
 }
 
 // ------------------------------------------------------------ checkpoints

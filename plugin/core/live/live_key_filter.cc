@@ -13,6 +13,7 @@
 #include "live/live_snapshot.h"
 #include "live/live_table.h"
 #include "live/reader_gate.h"
+#include "live/test_hooks.h"
 
 namespace cuckoo {
 
@@ -514,6 +515,10 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
     }
     dst->SplitFrom(chunk.data(), k * LiveTable::kChunkBuckets,
                    view.chunk_buckets(k));
+    if (internal::SplitChunkHook hook =
+            internal::split_chunk_hook.load(std::memory_order_relaxed)) {
+      hook(k);
+    }
   }
   // Replay the writes made since the freeze: outside the mutex while the
   // log is long, the last few under it, then publish.
