@@ -891,6 +891,36 @@ TEST(LiveKeyFilter, WritesDuringASplitAreNeitherLostNorDoubled) {
   }
 }
 
+// A split abandoned in the middle (MarkNotReady from the split's hook, as an
+// ingestion would): nothing is published, the filter stays not ready until
+// a rebuild is installed, and a later split works.
+LiveKeyFilter* abandon_filter = nullptr;
+TEST(LiveKeyFilter, SplitAbandonedByMarkNotReady) {
+  LiveKeyFilter filter(SmallOptions(12, /*background=*/true), 100000);
+  abandon_filter = &filter;
+  internal::split_chunk_hook = [](uint64_t chunk) {
+    if (chunk == 3) abandon_filter->MarkNotReady();
+  };
+  const auto keys = RandomHashes(300000, 17);
+  size_t n = 0;
+  while (!filter.splitting()) ASSERT_TRUE(filter.Insert(keys[n++]));
+  filter.WaitForSplit();
+  internal::split_chunk_hook = nullptr;
+  LiveKeyFilterStats s = filter.GetStats();
+  EXPECT_EQ(s.splits, 0u);
+  EXPECT_EQ(s.level, 0);
+  EXPECT_TRUE(s.building);
+  EXPECT_FALSE(s.split_in_progress);
+  EXPECT_EQ(s.memory_bytes, filter.GetStats().memory_bytes);
+  auto builder = filter.BeginRebuild(n);
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(builder->Add(keys[i]));
+  ASSERT_TRUE(filter.Replace(std::move(builder)));
+  while (filter.GetStats().splits == 0) ASSERT_TRUE(filter.Insert(keys[n++]));
+  filter.WaitForSplit();
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(filter.MayContain(keys[i]));
+  EXPECT_EQ(filter.size(), n);
+}
+
 // ------------------------------------------------------------ checkpoints
 
 LiveKeyFilterStats StatsOf(const LiveKeyFilter& f) { return f.GetStats(); }

@@ -543,6 +543,9 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   detach();
   st.pending_table_bytes.store(0, std::memory_order_relaxed);
   if (!ok) {
+    lock.unlock();
+    dst.reset();  // a large table is freed outside the mutex
+    lock.lock();
     finish(false);
     return;
   }
