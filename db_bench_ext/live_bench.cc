@@ -165,12 +165,12 @@ void RunGrowth() {
     double load, bits, fpr, expected;
   };
   std::vector<Level> levels;
-  std::vector<double> split_ms;
-  // bits/key averaged over inserts (sampled every 1024 inserts).
-  double bits_sum = 0;
-  uint64_t bits_samples = 0;
+  std::vector<double> split_ms;  // the filter's own timing of each split
+  // bits/key every 1024 inserts, and the insert counts at which splits
+  // started and ended (the average is taken over complete doublings).
+  std::vector<double> bits;
+  uint64_t first_split_end = 0, last_split_start = 0;
   bool was_splitting = false;
-  Clock::time_point split_start;
   double insert_seconds = 0;
   const auto start = Clock::now();
   for (uint64_t i = 0; i < FLAGS_growth_to; ++i) {
@@ -187,8 +187,9 @@ void RunGrowth() {
     (splitting ? during : outside).push_back(ns);
     const bool now_splitting = f.splitting();
     if (now_splitting && !was_splitting) {
-      split_start = t1;
-      // The level that is about to split, at its fullest: its FPR.
+      last_split_start = i;
+      // The level that is about to split, at its fullest: its FPR (the
+      // inserter pauses; the split runs on meanwhile).
       const LiveKeyFilterStats s = f.GetStats();
       if (s.level == int(levels.size())) {
         levels.push_back(Level{s.level, s.num_keys, s.load_factor,
@@ -198,15 +199,24 @@ void RunGrowth() {
       }
     }
     if (!now_splitting && was_splitting) {
-      split_ms.push_back(Seconds(split_start, t1) * 1e3);
+      split_ms.push_back(double(f.GetStats().last_split_micros) / 1e3);
+      if (first_split_end == 0) first_split_end = i;
     }
     was_splitting = now_splitting;
-    if ((i & 1023) == 0) {
-      bits_sum += f.GetStats().bits_per_key;
-      ++bits_samples;
-    }
+    if ((i & 1023) == 0) bits.push_back(f.GetStats().bits_per_key);
   }
   f.WaitForSplit();
+  if (was_splitting) {
+    split_ms.push_back(double(f.GetStats().last_split_micros) / 1e3);
+  }
+  double bits_sum = 0;
+  uint64_t bits_samples = 0;
+  for (uint64_t k = first_split_end / 1024 + 1; k <= last_split_start / 1024 &&
+                                                 k < bits.size();
+       ++k) {
+    bits_sum += bits[k];
+    ++bits_samples;
+  }
   const double total = Seconds(start, Clock::now());
   const LiveKeyFilterStats s = f.GetStats();
   printf("\n## growth %" PRIu64 " -> %" PRIu64
@@ -218,11 +228,14 @@ void RunGrowth() {
          s.splits, s.insert_waits, s.insert_failures, total,
          double(FLAGS_growth_to) / insert_seconds / 1e6);
   printf("final: level %d, width %d, load %.3f, %.2f bits/key; bits/key "
-         "averaged over the inserts: %.2f\n",
-         s.level, s.width, s.load_factor, s.bits_per_key,
-         bits_sum / double(bits_samples));
-  std::vector<double> sorted = split_ms;
-  printf("split durations (ms, as seen by the inserter):");
+         "averaged over the inserts of the complete doublings (keys %" PRIu64
+         " to %" PRIu64 "): %.2f (64 * 2 ln 2 / (b * max_load) = %.2f)\n",
+         s.level, s.width, s.load_factor, s.bits_per_key, first_split_end,
+         last_split_start, bits_samples ? bits_sum / double(bits_samples) : 0,
+         128 * std::log(2.0) /
+             (cuckoo::internal::LiveSlotsPerBucket(FLAGS_fingerprint_bits) *
+              f.options().max_load));
+  printf("split durations (ms, freeze to publication, stats.last_split_micros):");
   for (double ms : split_ms) printf(" %.1f", ms);
   printf("\n\n| inserts | count | p50 ns | p99 ns | p99.9 ns | max ns |\n"
          "|---|---|---|---|---|---|\n");

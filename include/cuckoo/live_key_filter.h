@@ -136,6 +136,8 @@ struct LiveKeyFilterStats {
   uint64_t insert_failures = 0;  // Insert returned false (no room, no split)
   uint64_t relocations = 0;      // entries moved by inserts (all tables)
   uint64_t splits = 0;           // tables doubled from their own contents
+  uint64_t last_split_micros = 0;  // the last split, freeze to publication
+  uint64_t split_micros = 0;       // all splits
   uint64_t insert_waits = 0;     // inserts that waited for a split
   uint64_t rebuilds = 0;         // tables replaced by Replace (from keys or
                                  // from a snapshot)

@@ -1,5 +1,6 @@
 #include "cuckoo/live_key_filter.h"
 
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <mutex>
@@ -201,6 +202,8 @@ struct LiveFilterState {
   std::atomic<uint64_t> insert_failures{0};
   std::atomic<uint64_t> retired_relocations{0};
   std::atomic<uint64_t> splits{0};
+  std::atomic<uint64_t> last_split_micros{0};
+  std::atomic<uint64_t> split_micros{0};
   std::atomic<uint64_t> insert_waits{0};
   std::atomic<uint64_t> rebuilds{0};
   std::atomic<bool> rebuilding{false};
@@ -376,6 +379,8 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   s.insert_failures = st.insert_failures.load(std::memory_order_relaxed);
   s.relocations += st.retired_relocations.load(std::memory_order_relaxed);
   s.splits = st.splits.load(std::memory_order_relaxed);
+  s.last_split_micros = st.last_split_micros.load(std::memory_order_relaxed);
+  s.split_micros = st.split_micros.load(std::memory_order_relaxed);
   s.insert_waits = st.insert_waits.load(std::memory_order_relaxed);
   s.rebuilds = st.rebuilds.load(std::memory_order_relaxed);
   for (uint32_t k = 0; k < internal::kCounterStripes; ++k) {
@@ -484,6 +489,7 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   }
   // The freeze instant: the image of `src` from now on, and every later
   // write in the split log.
+  const auto start = std::chrono::steady_clock::now();
   FrozenView view(*src, &st.preimage_bytes);
   src->AttachView(&view);
   st.split_log.Start();
@@ -553,6 +559,12 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
                                    std::memory_order_relaxed);
   PublishLocked(std::shared_ptr<LiveTable>(std::move(dst)));
   st.Count(&st.splits);
+  const uint64_t micros = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count());
+  st.last_split_micros.store(micros, std::memory_order_relaxed);
+  st.split_micros.fetch_add(micros, std::memory_order_relaxed);
   finish(true);
   // Readers that may still hold `src` finish before it is released (a
   // Checkpoint may keep it alive longer); freed outside the mutex.
