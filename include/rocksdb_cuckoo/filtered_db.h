@@ -113,8 +113,9 @@
 //     rocksdb.cuckoo.pending-delete-checks  deferred delete checks queued
 //     rocksdb.cuckoo.maybe-checks        point reads of writes ("maybe")
 //     rocksdb.cuckoo.rebuild-in-progress 1 while a rebuild runs, else 0
-//     rocksdb.cuckoo.bypassed            1 while reads bypass the filter
-//                                        (after an ingestion until its
+//     rocksdb.cuckoo.not-ready           1 while the filter is not ready and
+//                                        reads go to the DB unfiltered
+//                                        (after an ingestion, until its
 //                                        rebuild succeeds), else 0
 //     rocksdb.cuckoo.rebuilds            tables replaced (growth, reload...)
 //     rocksdb.cuckoo.growths             rebuilds started by a full table

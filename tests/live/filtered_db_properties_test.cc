@@ -39,7 +39,7 @@ const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.pending-delete-checks",
     "rocksdb.cuckoo.maybe-checks",
     "rocksdb.cuckoo.rebuild-in-progress",
-    "rocksdb.cuckoo.bypassed",
+    "rocksdb.cuckoo.not-ready",
     "rocksdb.cuckoo.rebuilds",
     "rocksdb.cuckoo.growths"};
 constexpr char kStats[] = "rocksdb.cuckoo.live-filter-stats";
@@ -232,7 +232,7 @@ TEST(FilteredDBObservability, PropertyNames) {
             stats.maybe_checks);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.pending-delete-checks"), 0u);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rebuild-in-progress"), 0u);
-  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.bypassed"), 0u);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.not-ready"), 0u);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rebuilds"), stats.rebuilds);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.growths"), stats.growths);
 

@@ -410,7 +410,7 @@ Status FilteredDBImpl::CloseImpl() {
     // retired handle is gone (a snapshot taken during Close) can no longer
     // be read by FilteredDB: it is no longer filtered, as if dropped.
     for (CfState* st : unreadable) {
-      st->filter->SetBypass(true);
+      st->filter->MarkNotReady();
       st->dropped.store(true, std::memory_order_release);
     }
     for (auto& st : states_) st->rebuilder->Resume();

@@ -56,8 +56,8 @@ constexpr IntProperty kIntProperties[] = {
      [](const FilteredDBStats& s) -> uint64_t {
        return s.rebuild_in_progress ? 1 : 0;
      }},
-    {"bypassed",
-     [](const FilteredDBStats& s) -> uint64_t { return s.bypassed ? 1 : 0; }},
+    {"not-ready",
+     [](const FilteredDBStats& s) -> uint64_t { return s.building ? 1 : 0; }},
     {"rebuilds", [](const FilteredDBStats& s) { return s.rebuilds; }},
     {"growths", [](const FilteredDBStats& s) { return s.growths; }},
 };
@@ -91,7 +91,11 @@ std::map<std::string, std::string> StatsMap(const FilteredDBStats& s) {
   m["inserts"] = U(s.inserts);
   m["erases"] = U(s.erases);
   m["erase-misses"] = U(s.erase_misses);
-  m["insert-no-room"] = U(s.insert_no_room);
+  m["insert-failures"] = U(s.insert_failures);
+  m["insert-waits"] = U(s.insert_waits);
+  m["splits"] = U(s.splits);
+  m["fingerprint-bits"] = U(uint64_t(s.fingerprint_bits));
+  m["width"] = U(uint64_t(s.width));
   m["relocations"] = U(s.relocations);
   m["filter-lookups"] = U(s.lookups);
   m["filter-absent"] = U(s.absent);
@@ -134,8 +138,8 @@ std::string StatsText(const std::string& name, const FilteredDBStats& s) {
       name.c_str(), s.num_keys, s.capacity, s.load_factor, s.table_bytes,
       s.bits_per_key, s.memory_bytes, s.expected_fpr, s.reads_checked,
       s.reads_absent, Percent(s.reads_absent, s.reads_checked),
-      s.bypassed ? "BYPASSED (reads go to the DB)" : "not bypassed",
-      s.inserts, s.erases, s.erase_misses, s.insert_no_room, s.relocations,
+      s.building ? "NOT READY (reads go to the DB)" : "filter ready",
+      s.inserts, s.erases, s.erase_misses, s.insert_failures, s.relocations,
       s.range_deleted, s.maybe_checks, s.maybe_checks_live, s.deferred_checks,
       s.check_errors, s.pending_checks, s.assumed_unique, s.rebuilds,
       s.growths, s.keys_scanned,
