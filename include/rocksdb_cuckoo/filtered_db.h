@@ -282,7 +282,15 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   virtual const cuckoo::LiveKeyFilter* GetLiveKeyFilter(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
   // Writes a snapshot of every filter to snapshot_dir now (temporary file,
-  // fsync, rename). Blocks writers for the duration.
+  // fsync, rename). Writers wait only while the filters are frozen at a
+  // quiescent point: in-flight writes finish, unlogged writes are flushed
+  // (if any since the last persist), the WAL is flushed and synced, and
+  // each filter's image is frozen (O(1)); the images (the tables' bytes,
+  // see GetFilterStats' table_bytes) are then streamed to the files while
+  // writers go on, the first write to each 512-bucket chunk not yet
+  // written saving a 4 KiB pre-image. One persist at a time (a concurrent
+  // call waits). A snapshot is used at open only if the DB is opened in
+  // exactly the state it was taken in (see the file comment).
   virtual ROCKSDB_NAMESPACE::Status PersistFilterSnapshots() = 0;
   // Rebuilds a filter from the DB now (synchronously; writers wait, readers
   // bypass the filter meanwhile). Drops stale entries.

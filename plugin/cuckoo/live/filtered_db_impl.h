@@ -22,6 +22,10 @@
 // a reader (which only reads the filter, then the DB) cannot miss a key.
 //
 // Locks, in acquisition order:
+//   persist_mu_  PersistFilterSnapshots and Close: one snapshot write at a
+//       time. A persist holds write_mu_ exclusively only to freeze the
+//       filters (O(1) each) at a quiescent point, then streams their
+//       images to files while writers go on (copy-on-write checkpoints).
 //   write_mu_ (WriterLock)  shared: single-key writes (Put, PutEntity,
 //       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
 //       groups their DB writes. Exclusive (ExclusiveLock): batches,
@@ -344,6 +348,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::vector<CfState*> by_id_;  // immutable after Init
   WriterLock write_mu_;
   std::mutex filter_mu_;
+  // Held by PersistFilterSnapshots and Close, before any other lock.
+  std::mutex persist_mu_;
   std::unique_ptr<StripeMutex[]> stripes_;
   std::unique_ptr<CheckSnapshots> check_snapshots_;
   std::unique_ptr<DeleteChecker> checker_;

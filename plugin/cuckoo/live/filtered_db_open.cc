@@ -199,21 +199,47 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
   if (options_.snapshot_dir.empty()) {
     return Status::InvalidArgument("FilteredDB: no snapshot_dir configured");
   }
-  ExclusiveLock lock(this);
-  Status st = MakeWritesDurableLocked();
-  if (!st.ok()) return st;
-  const SequenceNumber seq = db_->GetLatestSequenceNumber();
-  const std::string state = CurrentDbState();
-  if (state.empty())
-    return Status::IOError(
-        "FilteredDB: cannot read the DB's MANIFEST/WAL state");
-  for (auto& s : states_) {
-    // A filter that is not ready (a failed rebuild) has no trustworthy table.
-    if (s->dropped.load(std::memory_order_relaxed) || !s->filter->ready())
-      continue;
-    st = snapshots_->Write(
-        s->id,
-        s->filter->EncodeSnapshot(Identity(s.get(), seq, state).Encode()));
+  // One persist at a time (a filter has at most one Checkpoint, and a later
+  // persist must not be overwritten by an earlier one finishing late).
+  std::lock_guard<std::mutex> persisting(persist_mu_);
+  struct Frozen {
+    CfState* state;
+    std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint;
+    std::string identity;
+  };
+  std::vector<Frozen> frozen;
+  {
+    // The quiescent point: no write runs, every write so far is durable and
+    // in the filters; each filter's image is frozen there (O(1) per filter)
+    // and streamed after the lock is released, while writers go on
+    // (copy-on-write; see LiveKeyFilter::Checkpoint).
+    ExclusiveLock lock(this);
+    Status st = MakeWritesDurableLocked();
+    if (!st.ok()) return st;
+    const SequenceNumber seq = db_->GetLatestSequenceNumber();
+    const std::string state = CurrentDbState();
+    if (state.empty())
+      return Status::IOError(
+          "FilteredDB: cannot read the DB's MANIFEST/WAL state");
+    for (auto& s : states_) {
+      // A filter that is not ready (a failed rebuild) has no trustworthy
+      // table.
+      if (s->dropped.load(std::memory_order_relaxed) || !s->filter->ready())
+        continue;
+      std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint =
+          s->filter->Freeze();
+      if (checkpoint == nullptr) {
+        return Status::Busy("FilteredDB: a filter checkpoint is in progress");
+      }
+      frozen.push_back(Frozen{s.get(), std::move(checkpoint),
+                              Identity(s.get(), seq, state).Encode()});
+    }
+  }
+  for (Frozen& f : frozen) {
+    Status st = snapshots_->WriteStream(
+        f.state->id, [&f](const SnapshotStore::Sink& sink) {
+          return f.checkpoint->Encode(f.identity, sink);
+        });
     if (!st.ok()) return st;
   }
   return Status::OK();
@@ -371,6 +397,7 @@ void FilteredDBImpl::Info(const char* format, ...) const {
 
 Status FilteredDBImpl::CloseImpl() {
   if (closed_) return close_status_;
+  std::lock_guard<std::mutex> persisting(persist_mu_);
   StopBackgroundWork();
   bool persist = false;
   SequenceNumber seq = 0;

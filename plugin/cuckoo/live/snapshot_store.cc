@@ -128,13 +128,31 @@ Status SnapshotStore::Read(uint32_t cf_id, std::string* data) const {
 }
 
 Status SnapshotStore::Write(uint32_t cf_id, const std::string& data) const {
+  return WriteStream(cf_id, [&data](const Sink& sink) { return sink(data); });
+}
+
+Status SnapshotStore::WriteStream(
+    uint32_t cf_id, const std::function<bool(const Sink&)>& produce) const {
   Status s = env_->CreateDirIfMissing(dir_);
   if (!s.ok()) return s;
   const std::string path = Path(cf_id);
   const std::string tmp = path + ".tmp";
-  s = ROCKSDB_NAMESPACE::WriteStringToFile(env_, data, tmp,
-                                           /*should_sync=*/true);
+  std::unique_ptr<ROCKSDB_NAMESPACE::WritableFile> file;
+  s = env_->NewWritableFile(tmp, &file, ROCKSDB_NAMESPACE::EnvOptions());
+  if (!s.ok()) return s;
+  const bool complete = produce([&](std::string_view piece) {
+    s = file->Append(ROCKSDB_NAMESPACE::Slice(piece.data(), piece.size()));
+    return s.ok();
+  });
+  if (s.ok() && !complete) {
+    s = Status::Incomplete("cuckoo live filter: snapshot encoding stopped");
+  }
+  if (s.ok()) s = file->Sync();
+  Status closed = file->Close();
+  if (s.ok()) s = closed;
+  closed.PermitUncheckedError();
   if (s.ok()) s = env_->RenameFile(tmp, path);
+  if (!s.ok()) env_->DeleteFile(tmp).PermitUncheckedError();
   return s;
 }
 

@@ -6,6 +6,7 @@
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -64,6 +65,14 @@ class SnapshotStore {
   ROCKSDB_NAMESPACE::Status Read(uint32_t cf_id, std::string* data) const;
   ROCKSDB_NAMESPACE::Status Write(uint32_t cf_id,
                                   const std::string& data) const;
+  // Receives the pieces of a snapshot; false stops the write.
+  using Sink = std::function<bool(std::string_view piece)>;
+  // Writes the snapshot `produce` streams into the sink it is given (no
+  // copy of the whole snapshot in memory): temporary file, fsync, rename.
+  // `produce` returns false when it stopped early (the sink's false, or its
+  // own failure); then nothing is renamed and the result is not OK.
+  ROCKSDB_NAMESPACE::Status WriteStream(
+      uint32_t cf_id, const std::function<bool(const Sink&)>& produce) const;
   // Removes the snapshots of these column families and syncs the directory,
   // so that no later open can use them (failures are logged).
   void Remove(const std::vector<uint32_t>& cf_ids) const;
