@@ -79,7 +79,9 @@
 // MANIFEST and WAL files and equal sequence numbers but different SST
 // contents (not produced by RocksDB itself; e.g. hand-edited SST files).
 //
-// Reads that bypass the filter (answered by the DB as usual): reads with a
+// Reads that bypass the filter (answered by the DB as usual): every read of
+// a family whose filter is not ready (being built after Open, see
+// FilteredDBOptions::background_open, or after an ingestion); reads with a
 // ReadOptions::snapshot, a timestamp, ignore_range_deletions, or any read_tier
 // other than kReadAllTier; Get/MultiGet that ask for a timestamp output;
 // iterators. Every Get and MultiGet overload is filtered on RocksDB 7.6-8.x
@@ -184,6 +186,15 @@ struct FilteredDBOptions {
   // background thread (true) or synchronously in the writer that notices
   // (false; the write then waits for a full scan).
   bool background_growth = true;
+  // Open without a usable snapshot: build each filter from the DB on a
+  // background thread and return at once (true), or scan the DB before Open
+  // returns (false). Until a filter is ready (stats.building false,
+  // property rocksdb.cuckoo.not-ready 0) its reads go to the DB unfiltered,
+  // and every Put/PutEntity/Merge reads its key first (the writes made
+  // meanwhile are logged and replayed into the new table). A table that
+  // overflows (more keys than the DB's estimate) is rebuilt larger, again in
+  // the background. WaitForFilterRebuilds waits for the build.
+  bool background_open = true;
   // Report rebuild progress every this many keys scanned (info log and
   // progress_callback). 0 disables periodic reports.
   uint64_t progress_interval_keys = uint64_t{1} << 20;
@@ -226,8 +237,11 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
       std::unique_ptr<FilteredDB>* db);
   // Opens the given column families (as DB::Open); the handles are owned by
   // the caller and must be destroyed (DestroyColumnFamilyHandle) before the
-  // FilteredDB, as with a plain DB. Builds or loads the filters before
-  // returning. See DestroyColumnFamilyHandle.
+  // FilteredDB, as with a plain DB. Loads each filter from a usable snapshot
+  // before returning (O(filter size)); without one, starts its build from a
+  // scan of the DB on a background thread and returns at once
+  // (FilteredDBOptions::background_open; false: the scan runs first, O(DB
+  // keys)). See DestroyColumnFamilyHandle.
   static ROCKSDB_NAMESPACE::Status Open(
       const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
       const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>&

@@ -293,5 +293,114 @@ TEST(FilteredDBInterleaving, WorkerSurvivesADrainDuringItsBatchWait) {
   EXPECT_EQ(Stats(db.get()).num_keys, 0u);
 }
 
+// ------------------------------------------------------ background open
+
+// A DB of `n` keys (Key(0..n)), closed without a filter snapshot.
+void FillAndClose(const TempDir& dir, int n) {
+  std::unique_ptr<FilteredDB> db = OpenDb(dir);
+  ASSERT_NE(db, nullptr);
+  for (int i = 0; i < n; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), test::Key(i), "v").ok());
+  ASSERT_TRUE(db->Close().ok());
+}
+
+FilteredDBOptions BackgroundOpenOptions() {
+  FilteredDBOptions o = test::SmallFilterOptions();
+  o.background_open = true;
+  return o;
+}
+
+// Open returns while the build is paused before its scan: reads go to the
+// DB (every key found), writes made meanwhile and deletes are all in the
+// filter once it is ready, exactly. The writes are 24x the keys the table
+// was sized for: with 8-bit fingerprints a table splits at most 4 times
+// (16x), so the first build overflows while replaying them and starts
+// again, larger, by itself.
+TEST(FilteredDBInterleaving, BackgroundOpenServesEveryKeyWhileBuilding) {
+  TempDir dir("bgopen");
+  FillAndClose(dir, 1000);
+  Pause::Get().Arm("BackgroundRebuild:BeforeScan");
+  FilteredDBOptions fopts = BackgroundOpenOptions();
+  fopts.filter.fingerprint_bits = 8;
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+  Pause::Get().WaitArrived();
+  FilteredDBStats s;
+  ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
+  EXPECT_TRUE(s.building);
+  uint64_t not_ready = 0;
+  EXPECT_TRUE(db->GetIntProperty("rocksdb.cuckoo.not-ready", &not_ready));
+  EXPECT_EQ(not_ready, 1u);
+  std::string value;
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_TRUE(db->Get(ReadOptions(), test::Key(i), &value).ok()) << i;
+  EXPECT_TRUE(db->Get(ReadOptions(), "absent", &value).IsNotFound());
+  for (int i = 1000; i < 31000; ++i)
+    ASSERT_TRUE(db->Put(WriteOptions(), test::Key(i), "v").ok());
+  for (int i = 0; i < 500; ++i)
+    ASSERT_TRUE(db->Delete(WriteOptions(), test::Key(i)).ok());
+  ROCKSDB_NAMESPACE::WriteBatch batch;
+  ASSERT_TRUE(batch.Put("batch", "v").ok());
+  ASSERT_TRUE(batch.Delete(test::Key(500)).ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+  Pause::Get().Release();
+  // Ready by itself (no WaitForFilterRebuilds: the retry after the
+  // overflow runs in the background).
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
+  } while (s.building && std::chrono::steady_clock::now() < deadline);
+  ASSERT_FALSE(s.building);
+  db->WaitForDeleteChecks();
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  for (int i = 0; i < 31000; ++i) {
+    const bool live = i > 500;
+    ASSERT_EQ(db->Get(ReadOptions(), test::Key(i), &value).ok(), live) << i;
+    if (live) {
+      ASSERT_TRUE(filter->MayContain(test::Key(i))) << i;
+    }
+  }
+  ASSERT_TRUE(db->Get(ReadOptions(), "batch", &value).ok());
+  EXPECT_EQ(filter->size(), 31000u - 501u + 1u);
+  EXPECT_GE(s.rebuilds, 1u);
+  ASSERT_TRUE(db->Close().ok());
+}
+
+// Close while the open build is paused: the scan is cancelled, Close
+// returns, and the next open builds again and finds every key.
+TEST(FilteredDBInterleaving, CloseDuringTheBackgroundOpenBuild) {
+  TempDir dir("bgopen");
+  FillAndClose(dir, 2000);
+  {
+    Pause::Get().Arm("BackgroundRebuild:BeforeScan");
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                                 BackgroundOpenOptions(), &db)
+                    .ok());
+    Pause::Get().WaitArrived();
+    ASSERT_TRUE(db->Put(WriteOptions(), "during", "v").ok());
+    std::thread closer([&] { EXPECT_TRUE(db->Close().ok()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Pause::Get().Release();
+    closer.join();
+  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
+                               BackgroundOpenOptions(), &db)
+                  .ok());
+  db->WaitForFilterRebuilds();
+  FilteredDBStats s;
+  ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
+  EXPECT_FALSE(s.building);
+  EXPECT_EQ(s.num_keys, 2001u);
+  std::string value;
+  for (int i = 0; i < 2000; ++i)
+    ASSERT_TRUE(db->Get(ReadOptions(), test::Key(i), &value).ok()) << i;
+  ASSERT_TRUE(db->Get(ReadOptions(), "during", &value).ok());
+}
+
 }  // namespace
 }  // namespace rocksdb_cuckoo

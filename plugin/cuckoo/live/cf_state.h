@@ -55,6 +55,13 @@ struct CfState {
   std::string snapshot_status;        // set at open
   std::unique_ptr<Rebuilder> rebuilder;
   int consecutive_failures = 0;  // writer lock
+  // The build of a filter that Open did not load from a snapshot, while it
+  // is not installed (FilteredDBOptions::background_open); written under
+  // filter_mu_, read anywhere.
+  std::atomic<bool> open_build{false};
+  uint64_t open_capacity = 0;  // the next attempt's table (keys); filter_mu_
+  // Keys the last background scan counted (to size a retry after overflow).
+  std::atomic<uint64_t> last_scan_keys{0};
 };
 
 }  // namespace live

@@ -276,6 +276,12 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
   // After a write to s: starts a growth if the table is full enough.
   void AfterWriteLocked(CfState* s);
+  // Starts (again) the background build of a filter Open did not load
+  // (CfState::open_build), for CfState::open_capacity keys.
+  void StartOpenBuildLocked(CfState* s);
+  // The rebuild thread's hand-off: installs a finished scan, and restarts
+  // an open build that failed (overflow) under the exclusive lock.
+  void InstallFromRebuildThread(CfState* s);
 
   // Rebuilds (filtered_db_rebuild.cc).
   Status ScanInto(CfState* s, Iterator* it, Builder* builder, uint64_t* scanned,

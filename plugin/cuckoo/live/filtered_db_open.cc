@@ -163,8 +163,18 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     // any miss).
     const uint64_t capacity = std::max<uint64_t>(
         options_.filter.initial_capacity, estimate + estimate / 4);
-    Info("cuckoo live filter [%s]: building from the DB (capacity %llu keys)",
-         s->name.c_str(), static_cast<unsigned long long>(capacity));
+    Info("cuckoo live filter [%s]: building from the DB%s (capacity %llu "
+         "keys)",
+         s->name.c_str(), options_.background_open ? " in the background" : "",
+         static_cast<unsigned long long>(capacity));
+    if (options_.background_open) {
+      // Not ready (reads go to the DB) until the build is installed.
+      s->filter->MarkNotReady();
+      s->open_build = true;
+      s->open_capacity = capacity;
+      StartOpenBuildLocked(s);
+      return Status::OK();
+    }
     Status st = SyncRebuildLocked(s, capacity, {});
     if (!st.ok()) return st;
   }

@@ -111,6 +111,7 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
       Progress(s, scanned, true);
       if (s->filter->Replace(std::move(builder))) {
         s->consecutive_failures = 0;
+        s->open_build = false;
         return Status::OK();
       }
     }
@@ -131,18 +132,44 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
 std::unique_ptr<Rebuilder> FilteredDBImpl::NewRebuilder(CfState* s) {
   return std::make_unique<Rebuilder>(
       [this, s](Iterator* it, Builder* builder) {
+        TestHook("BackgroundRebuild:BeforeScan");
         uint64_t scanned = 0;
         bool overflow = false;
         Status st = ScanInto(s, it, builder, &scanned, &overflow);
+        s->last_scan_keys.store(scanned, std::memory_order_relaxed);
         if (st.ok() && overflow)
           st = Status::Incomplete("FilteredDB: rebuild table overflowed");
         if (st.ok()) Progress(s, scanned, true);
         return st;
       },
-      [this, s] {
-        std::lock_guard<std::mutex> lock(filter_mu_);
-        CommitIfReadyLocked(s);
-      });
+      [this, s] { InstallFromRebuildThread(s); });
+}
+
+void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
+  bool retry = false;
+  {
+    std::lock_guard<std::mutex> lock(filter_mu_);
+    CommitIfReadyLocked(s);
+    retry = s->open_build && !s->filter->ready() && !s->rebuilder->running();
+  }
+  if (!retry) return;
+  // An open build that failed (overflow): started again at once, so that
+  // reads do not stay unfiltered until the next write. Under the exclusive
+  // lock, as every start; not once Close began (cancelled: StopBackgroundWork
+  // sets it before it takes the lock).
+  ExclusiveLock lock(this);
+  if (s->rebuilder->cancelled() || s->dropped.load(std::memory_order_relaxed))
+    return;
+  AfterWriteLocked(s);
+}
+
+void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
+  const uint64_t counted = s->last_scan_keys.load(std::memory_order_relaxed);
+  s->open_capacity = std::max<uint64_t>(
+      {s->open_capacity, counted + counted / 4, options_.filter.initial_capacity});
+  StartBackgroundRebuildLocked(s, s->open_capacity);
+  // The next attempt, if this one overflows, gets twice the room.
+  s->open_capacity *= 2;
 }
 
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
@@ -166,6 +193,7 @@ void FilteredDBImpl::InstallResultLocked(CfState* s,
                                          const Status& scan_status) {
   if (scan_status.ok() && s->filter->Replace(std::move(builder))) {
     s->consecutive_failures = 0;
+    s->open_build = false;
     Info("cuckoo live filter [%s]: new table installed (%llu keys, load %.3f)",
          s->name.c_str(), static_cast<unsigned long long>(s->filter->size()),
          s->filter->GetStats().load_factor);
@@ -203,16 +231,35 @@ void FilteredDBImpl::WaitAndCommitLocked(CfState* s) {
 
 void FilteredDBImpl::WaitForFilterRebuilds() {
   ExclusiveLock lock(this);
-  for (auto& s : states_) WaitAndCommitLocked(s.get());
+  for (auto& s : states_) {
+    WaitAndCommitLocked(s.get());
+    if (s->open_build && !s->filter->ready() &&
+        !s->dropped.load(std::memory_order_relaxed)) {
+      // The open build overflowed: finished here (a synchronous rebuild
+      // sizes itself from the keys it counts).
+      Status st = SyncRebuildLocked(s.get(), s->open_capacity, {});
+      if (!st.ok()) {
+        Info("cuckoo live filter [%s]: build failed: %s", s->name.c_str(),
+             st.ToString().c_str());
+      }
+    }
+    if (s->filter->ready()) s->open_build = false;
+  }
 }
 
 void FilteredDBImpl::StopBackgroundWork() {
   for (auto& s : states_) s->rebuilder->Stop();
   checker_->Stop();  // resolves what is queued, releases the snapshots
-  ExclusiveLock lock(this);
-  for (auto& s : states_) {
-    if (s->rebuilder->Abandon()) s->filter->AbortRebuild();
+  {
+    ExclusiveLock lock(this);
+    for (auto& s : states_) {
+      if (s->rebuilder->Abandon()) s->filter->AbortRebuild();
+    }
   }
+  // A rebuild thread that restarted an open build under the lock just
+  // before the first Stop cancelled it (InstallFromRebuildThread): no start
+  // can follow the lock above, and this joins that last scan.
+  for (auto& s : states_) s->rebuilder->Stop();
 }
 
 Status FilteredDBImpl::RebuildFilter(ColumnFamilyHandle* cf) {

@@ -154,7 +154,7 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   }
   // Only a write that makes a key live can raise the load.
   if (MakesLive(type) && !s->rebuilder->running() &&
-      s->filter->RescanWanted()) {
+      (s->filter->RescanWanted() || s->open_build.load())) {
     ExclusiveLock lock(this);
     if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
   }
@@ -357,9 +357,20 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s,
 }
 
 void FilteredDBImpl::AfterWriteLocked(CfState* s) {
+  if (s->rebuilder->running()) return;
+  if (s->open_build) {
+    // Open's background build (background_open) is not installed: it failed
+    // (overflow) and starts again, larger. A synchronous rebuild (ingestion,
+    // RebuildFilter) may have made the filter ready meanwhile.
+    if (!s->filter->ready()) {
+      StartOpenBuildLocked(s);
+      return;
+    }
+    s->open_build = false;
+  }
   // The filter doubles by itself (splits); a rebuild from the DB restores
   // the fingerprint width once splits made it narrow (RescanWanted).
-  if (s->rebuilder->running() || !s->filter->RescanWanted()) return;
+  if (!s->filter->RescanWanted()) return;
   uint64_t capacity = s->filter->RescanCapacity();
   for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
   s->counters.Add(&s->counters.growths);
