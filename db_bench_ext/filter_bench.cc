@@ -542,303 +542,369 @@ void PrintTargets(const std::vector<Summary>& all) {
 
 // ------------------------------------------------------------- benchmark
 
-Summary RunConfig(const BenchConfig& bc,
-                  const std::vector<cuckoo::KeyHash>& inserted,
-                  const KeyStream& keys, const std::vector<size_t>& batch_sizes,
-                  const std::vector<double>& found_fractions, Csv* csv) {
-  const cuckoo::FilterConfig& config = bc.config;
-  const uint64_t n = FLAGS_num;
-  csv->SetConfig(bc.token, config);
+// One configuration's benchmark, in named steps that RunConfig calls in
+// order: Construct, MeasureLookups, RunFillSweep, Print, WriteCsv. The
+// steps share the filter and the query buffers (allocated before the timed
+// loops) and fill in `summary`, `rows` and `bands`.
+class ConfigRun {
+ public:
+  ConfigRun(const BenchConfig& bc, const std::vector<cuckoo::KeyHash>& inserted,
+            const KeyStream& keys, const std::vector<size_t>& batch_sizes)
+      : bc_(bc),
+        config_(bc.config),
+        n_(FLAGS_num),
+        inserted_(inserted),
+        keys_(keys),
+        batch_sizes_(batch_sizes),
+        rng_(uint64_t{FLAGS_seed} * 0x51ed27 + 17) {
+    summary.token = bc.token;
+    summary.config = config_;
+  }
+
   Summary summary;
-  summary.token = bc.token;
-  summary.config = config;
-  std::fprintf(stderr, "[filter_bench] %s: %s, %" PRIu64 " items\n",
-               bc.token.c_str(), Describe(config).c_str(), n);
-
-  const double wall_before = g_timed_wall, cpu_before = g_timed_cpu;
-
-  // ---- construction (median of fresh filters)
-  std::unique_ptr<cuckoo::CuckooFilter> filter;
-  std::vector<double> rates;
-  uint64_t stored = n;
-  for (int r = 0; r < FLAGS_repeats; ++r) {
-    std::string error;
-    filter = cuckoo::CuckooFilter::Create(config, n, &error);
-    if (filter == nullptr) {
-      std::fprintf(stderr, "cannot create %s: %s\n", bc.token.c_str(),
-                   error.c_str());
-      std::exit(1);
-    }
-    uint64_t first_failure = n;
-    Stopwatch timer;
-    if (FLAGS_construction == "unordered") {
-      // Which items are missing after a failure is unspecified: the lookups
-      // below then use a filter filled by InsertMany.
-      if (filter->InsertUnordered(inserted.data(), n) < n) first_failure = 0;
-    } else if (FLAGS_construction == "many") {
-      // After the first failure (kInsertedFull, stored) every insert is kFull.
-      const uint64_t stored_now = filter->InsertMany(inserted.data(), n);
-      if (filter->full()) first_failure = stored_now - 1;
-    } else {
-      for (uint64_t i = 0; i < n; ++i) {
-        if (filter->Insert(inserted[i]) != cuckoo::InsertResult::kInserted &&
-            first_failure == n) {
-          first_failure = i;
-        }
-      }
-    }
-    rates.push_back(double(n) / timer.Stop() / 1e6);
-    if (first_failure < n) {
-      ++summary.construct_failures;
-      // kInsertedFull at first_failure stored that item; later ones: kFull.
-      stored = std::min(stored, first_failure + 1);
-    }
-    std::fprintf(
-        stderr, "[filter_bench] %s: construction %d/%d: %.2f Mkeys/s%s\n",
-        bc.token.c_str(), r + 1, FLAGS_repeats, rates.back(),
-        first_failure < n ? " (insert failed before all items fit)" : "");
-  }
-  summary.construct = Summarize(rates);
-  if (FLAGS_construction == "unordered" && summary.construct_failures > 0) {
-    std::string error;
-    filter = cuckoo::CuckooFilter::Create(config, n, &error);
-    const uint64_t stored_now = filter->InsertMany(inserted.data(), n);
-    stored = filter->full() ? stored_now : n;
-  }
-  summary.stats = filter->stats();
-  const cuckoo::FilterStats& st = summary.stats;
-  summary.fpr_paper = 2.0 * config.bucket_size * st.load_factor /
-                      std::ldexp(1.0, config.fingerprint_bits);
-
-  // ---- lookups
-  std::vector<cuckoo::KeyHash> queries(FLAGS_queries);
-  std::unique_ptr<bool[]> out(new bool[queries.size()]);
-  Rng rng(uint64_t{FLAGS_seed} * 0x51ed27 + 17);
-  uint64_t next_absent = 0;
   std::vector<LookupRow> rows;
-  for (double found : found_fractions) {
-    MakeQueries(keys, inserted, stored, found, &rng, &next_absent, &queries);
-    std::fprintf(stderr, "[filter_bench] %s: lookups, %.0f%% positive\n",
-                 bc.token.c_str(), 100 * found);
-    std::vector<double> single_ns, typed_ns, dep_ns;
-    std::vector<std::vector<double>> batch_ns(batch_sizes.size());
-    uint64_t single_pos = 0, typed_pos = 0, dep_pos = 0;
-    std::vector<uint64_t> batch_pos(batch_sizes.size());
-    const uint64_t dep_n =
-        std::min<uint64_t>(FLAGS_dependent_queries, queries.size());
+  std::vector<BandRow> bands;
+
+  // Construction: --repeats fresh filters of --num items (median rate); the
+  // last one (refilled by InsertMany if InsertUnordered failed) is the
+  // filter of the lookups.
+  void Construct() {
+    std::vector<double> rates;
     for (int r = 0; r < FLAGS_repeats; ++r) {
-      single_ns.push_back(TimeSingle(*filter, queries, &single_pos));
-      typed_ns.push_back(TimeSingleTyped(*filter, queries, &typed_pos));
-      if (typed_pos != single_pos) {
-        std::fprintf(stderr,
-                     "ERROR: typed lookups found %" PRIu64
-                     " positives, single %" PRIu64 "\n",
-                     typed_pos, single_pos);
-        std::exit(2);
+      std::string error;
+      filter_ = cuckoo::CuckooFilter::Create(config_, n_, &error);
+      if (filter_ == nullptr) {
+        std::fprintf(stderr, "cannot create %s: %s\n", bc_.token.c_str(),
+                     error.c_str());
+        std::exit(1);
       }
-      if (dep_n > 0) {
-        dep_ns.push_back(
-            TimeSingleDependent(*filter, queries, dep_n, &dep_pos));
+      Stopwatch timer;
+      const uint64_t first_failure = FillFilter();
+      rates.push_back(double(n_) / timer.Stop() / 1e6);
+      if (first_failure < n_) {
+        ++summary.construct_failures;
+        // kInsertedFull at first_failure stored that item; later ones: kFull.
+        stored_ = std::min(stored_, first_failure + 1);
       }
-      for (size_t k = 0; k < batch_sizes.size(); ++k) {
-        batch_ns[k].push_back(TimeBatch(*filter, queries, batch_sizes[k],
-                                        out.get(), &batch_pos[k]));
-        if (batch_pos[k] != single_pos) {
-          std::fprintf(stderr,
-                       "ERROR: batch of %zu found %" PRIu64
-                       " positives, single %" PRIu64 "\n",
-                       batch_sizes[k], batch_pos[k], single_pos);
-          std::exit(2);
-        }
-      }
+      std::fprintf(
+          stderr, "[filter_bench] %s: construction %d/%d: %.2f Mkeys/s%s\n",
+          bc_.token.c_str(), r + 1, FLAGS_repeats, rates.back(),
+          first_failure < n_ ? " (insert failed before all items fit)" : "");
     }
-    const Stat single = Summarize(single_ns);
-    rows.push_back({found, "single", single, 1.0, single_pos});
-    const Stat typed = Summarize(typed_ns);
-    rows.push_back(
-        {found, "single_typed", typed, single.median / typed.median, typed_pos});
-    if (dep_n > 0) {
-      const Stat dep = Summarize(dep_ns);
-      rows.push_back(
-          {found, "single_dep", dep, single.median / dep.median, dep_pos});
+    summary.construct = Summarize(rates);
+    if (FLAGS_construction == "unordered" && summary.construct_failures > 0) {
+      std::string error;
+      filter_ = cuckoo::CuckooFilter::Create(config_, n_, &error);
+      const uint64_t stored_now = filter_->InsertMany(inserted_.data(), n_);
+      stored_ = filter_->full() ? stored_now : n_;
     }
-    for (size_t k = 0; k < batch_sizes.size(); ++k) {
-      const Stat b = Summarize(batch_ns[k]);
-      rows.push_back({found, "batch" + std::to_string(batch_sizes[k]), b,
-                      single.median / b.median, batch_pos[k]});
-    }
-    if (found == 0) {
-      summary.fpr_measured = double(single_pos) / double(queries.size());
-      summary.neg_single_ns = single.median;
-      summary.neg_batch_ns = Summarize(batch_ns.back()).median;
-      summary.neg_batch_size = batch_sizes.back();
-    }
-  }
-  if (summary.neg_single_ns == 0) {  // no all-negative mix was asked for
-    summary.fpr_measured = std::nan("");
+    summary.stats = filter_->stats();
+    summary.fpr_paper = 2.0 * config_.bucket_size * summary.stats.load_factor /
+                        std::ldexp(1.0, config_.fingerprint_bits);
   }
 
-  // ---- fill sweep: insert throughput per occupancy band, lookups vs occupancy
-  std::vector<BandRow> bands;
-  if (FLAGS_sweep) {
-    filter.reset();
-    filter = cuckoo::CuckooFilter::Create(config, n);
-    const uint64_t capacity = filter->stats().capacity;
-    std::vector<cuckoo::KeyHash> fill(inserted.begin(), inserted.end());
+  // Lookups: for each --found mix, the single, typed, dependent and batched
+  // loops (median of --repeats), checked to give the same positives.
+  void MeasureLookups(const std::vector<double>& found_fractions) {
+    queries_.resize(FLAGS_queries);
+    out_.reset(new bool[queries_.size()]);
+    for (double found : found_fractions) MeasureMix(found);
+    if (summary.neg_single_ns == 0) {  // no all-negative mix was asked for
+      summary.fpr_measured = std::nan("");
+    }
+  }
+
+  // Fill sweep: a fresh filter filled band by band up to the first failed
+  // insert (insert throughput per band, lookups at the end of each band),
+  // then its load, bits/item and FPR at that maximum load.
+  void RunFillSweep() {
+    filter_.reset();
+    filter_ = cuckoo::CuckooFilter::Create(config_, n_);
+    const uint64_t capacity = filter_->stats().capacity;
+    std::vector<cuckoo::KeyHash> fill(inserted_.begin(), inserted_.end());
     // more keys than fit: the sweep ends at the first failure
     for (uint64_t i = fill.size(); i < capacity + 1; ++i)
-      fill.push_back(keys.Inserted(i));
+      fill.push_back(keys_.Inserted(i));
     std::vector<cuckoo::KeyHash> occ_queries(FLAGS_occupancy_queries);
     uint64_t count = 0;
     bool failed = false;
     for (int band = 1; band <= FLAGS_bands && !failed; ++band) {
       const uint64_t target =
           band == FLAGS_bands ? capacity + 1 : capacity * band / FLAGS_bands;
-      const uint64_t begin = count;
-      Stopwatch timer;
-      while (count < target) {
-        const cuckoo::InsertResult r = filter->Insert(fill[count]);
-        ++count;  // kInsertedFull stores the item too
-        if (r != cuckoo::InsertResult::kInserted) {
-          failed = true;
-          break;
-        }
-      }
-      const double seconds = timer.Stop();
-      BandRow row;
-      row.inserts = count - begin;
-      row.mops = double(row.inserts) / seconds / 1e6;
-      row.occupancy_end = double(count) / double(capacity);
-      // lookups at this occupancy: [single neg, single pos, batch neg, batch
-      // pos]
-      uint64_t pos = 0;
-      for (int kind = 0; kind < 2; ++kind) {
-        MakeQueries(keys, fill, count, kind == 0 ? 0.0 : 1.0, &rng,
-                    &next_absent, &occ_queries);
-        row.lookup_ns[kind] = TimeSingle(*filter, occ_queries, &pos);
-        row.lookup_ns[2 + kind] = TimeBatch(
-            *filter, occ_queries, batch_sizes.back(), out.get(), &pos);
-      }
-      bands.push_back(row);
+      bands.push_back(
+          SweepBand(fill, target, capacity, &count, &failed, &occ_queries));
       std::fprintf(
           stderr,
           "[filter_bench] %s: sweep band %d: occupancy %.4f, %.2f Minserts/s\n",
-          bc.token.c_str(), band, row.occupancy_end, row.mops);
+          bc_.token.c_str(), band, bands.back().occupancy_end,
+          bands.back().mops);
     }
-    summary.max_load = filter->stats().load_factor;
-    summary.max_load_bits_per_item = filter->stats().bits_per_item;
-    summary.max_load_fpr_expected = filter->stats().expected_fpr;
+    summary.max_load = filter_->stats().load_factor;
+    summary.max_load_bits_per_item = filter_->stats().bits_per_item;
+    summary.max_load_fpr_expected = filter_->stats().expected_fpr;
     // FPR at the maximum load, on --queries fresh absent keys.
-    MakeQueries(keys, fill, count, 0.0, &rng, &next_absent, &queries);
+    MakeQueries(keys_, fill, count, 0.0, &rng_, &next_absent_, &queries_);
     uint64_t positives = 0;
-    TimeSingle(*filter, queries, &positives);
-    summary.max_load_fpr = double(positives) / double(queries.size());
+    TimeSingle(*filter_, queries_, &positives);
+    summary.max_load_fpr = double(positives) / double(queries_.size());
   }
 
-  summary.wall_over_cpu =
-      (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
-
-  // ---- print
-  std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64
-              " buckets, %.2f MB table ===\n",
-              bc.token.c_str(), Describe(config).c_str(), n, st.num_buckets,
-              st.table_bytes / 1048576.0);
-  std::printf(
-      "timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
-      FLAGS_clock.c_str(), summary.wall_over_cpu,
-      summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)"
-                                   : "");
-  std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor,
-              st.bits_per_item);
-  std::printf("FPR:          measured %.5f%% on %" PRIu64
-              " absent queries; expected %.5f%%; 2b*load/2^f %.5f%%\n",
-              100 * summary.fpr_measured, FLAGS_queries, 100 * st.expected_fpr,
-              100 * summary.fpr_paper);
-  std::printf(
-      "construction: %.2f Mkeys/s (%s, median of %d; min %.2f, max %.2f)%s\n",
-      summary.construct.median,
-      FindConstruction()->name, FLAGS_repeats,
-      summary.construct.min, summary.construct.max,
-      summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT" : "");
-  std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n", FLAGS_queries,
-              FLAGS_repeats);
-  std::printf("  %-6s %-10s %9s %9s %9s %8s %8s\n", "found", "mode", "ns/op",
-              "min", "max", "Mops/s", "speedup");
-  for (const LookupRow& r : rows) {
-    std::printf("  %-6.2f %-10s %9.2f %9.2f %9.2f %8.2f %7.2fx\n", r.found,
-                r.mode.c_str(), r.ns.median, r.ns.min, r.ns.max,
-                1e3 / r.ns.median, r.speedup);
-  }
-  if (!bands.empty()) {
-    std::printf("\nfill sweep (one run; lookups with %" PRIu64
-                " queries, batch %zu):\n",
-                FLAGS_occupancy_queries, batch_sizes.back());
-    std::printf("  %-9s %10s %9s | %10s %10s %10s %10s\n", "occupancy",
-                "inserts", "Mins/s", "neg 1x ns", "pos 1x ns", "neg bat ns",
-                "pos bat ns");
-    for (const BandRow& b : bands) {
-      std::printf("  %-9.4f %10" PRIu64
-                  " %9.2f | %10.2f %10.2f %10.2f %10.2f\n",
-                  b.occupancy_end, b.inserts, b.mops, b.lookup_ns[0],
-                  b.lookup_ns[1], b.lookup_ns[2], b.lookup_ns[3]);
-    }
+  // The configuration's tables on stdout.
+  void Print() const {
+    const cuckoo::FilterStats& st = summary.stats;
+    std::printf("\n=== %s (%s): %" PRIu64 " items, %" PRIu64
+                " buckets, %.2f MB table ===\n",
+                bc_.token.c_str(), Describe(config_).c_str(), n_,
+                st.num_buckets, st.table_bytes / 1048576.0);
     std::printf(
-        "  first failure at load %.4f: %.3f bits/item, FPR measured %.5f%% "
-        "(expected %.5f%%)\n",
-        summary.max_load, summary.max_load_bits_per_item,
-        100 * summary.max_load_fpr, 100 * summary.max_load_fpr_expected);
+        "timing:       %s clock; wall/cpu time of the timed regions %.2f%s\n",
+        FLAGS_clock.c_str(), summary.wall_over_cpu,
+        summary.wall_over_cpu > 1.05 ? " (busy machine: other processes ran)"
+                                     : "");
+    std::printf("space:        load %.4f, %.3f bits/item\n", st.load_factor,
+                st.bits_per_item);
+    std::printf("FPR:          measured %.5f%% on %" PRIu64
+                " absent queries; expected %.5f%%; 2b*load/2^f %.5f%%\n",
+                100 * summary.fpr_measured, FLAGS_queries,
+                100 * st.expected_fpr, 100 * summary.fpr_paper);
+    std::printf(
+        "construction: %.2f Mkeys/s (%s, median of %d; min %.2f, max %.2f)%s\n",
+        summary.construct.median, FindConstruction()->name, FLAGS_repeats,
+        summary.construct.min, summary.construct.max,
+        summary.construct_failures ? "  INSERT FAILED BEFORE ALL ITEMS FIT"
+                                   : "");
+    std::printf("\nlookups (%" PRIu64 " queries, median of %d):\n",
+                FLAGS_queries, FLAGS_repeats);
+    std::printf("  %-6s %-10s %9s %9s %9s %8s %8s\n", "found", "mode", "ns/op",
+                "min", "max", "Mops/s", "speedup");
+    for (const LookupRow& r : rows) {
+      std::printf("  %-6.2f %-10s %9.2f %9.2f %9.2f %8.2f %7.2fx\n", r.found,
+                  r.mode.c_str(), r.ns.median, r.ns.min, r.ns.max,
+                  1e3 / r.ns.median, r.speedup);
+    }
+    if (!bands.empty()) {
+      std::printf("\nfill sweep (one run; lookups with %" PRIu64
+                  " queries, batch %zu):\n",
+                  FLAGS_occupancy_queries, batch_sizes_.back());
+      std::printf("  %-9s %10s %9s | %10s %10s %10s %10s\n", "occupancy",
+                  "inserts", "Mins/s", "neg 1x ns", "pos 1x ns", "neg bat ns",
+                  "pos bat ns");
+      for (const BandRow& b : bands) {
+        std::printf("  %-9.4f %10" PRIu64
+                    " %9.2f | %10.2f %10.2f %10.2f %10.2f\n",
+                    b.occupancy_end, b.inserts, b.mops, b.lookup_ns[0],
+                    b.lookup_ns[1], b.lookup_ns[2], b.lookup_ns[3]);
+      }
+      std::printf(
+          "  first failure at load %.4f: %.3f bits/item, FPR measured %.5f%% "
+          "(expected %.5f%%)\n",
+          summary.max_load, summary.max_load_bits_per_item,
+          100 * summary.max_load_fpr, 100 * summary.max_load_fpr_expected);
+    }
+    std::fflush(stdout);
   }
-  std::fflush(stdout);
 
-  // ---- CSV
-  csv->Row("summary", "", "", "load_factor", st.load_factor);
-  csv->Row("summary", "", "", "bits_per_item", st.bits_per_item);
-  csv->Row("summary", "", "", "table_bytes", double(st.table_bytes));
-  csv->Row("summary", "", "", "fpr_measured", summary.fpr_measured);
-  csv->Row("summary", "", "", "fpr_expected", st.expected_fpr);
-  csv->Row("summary", "", "", "fpr_paper", summary.fpr_paper);
-  csv->Row("summary", "", "", "construct_mkeys_per_s",
-           summary.construct.median);
-  csv->Row("summary", "", "", "construct_mkeys_per_s_min",
-           summary.construct.min);
-  csv->Row("summary", "", "", "construct_mkeys_per_s_max",
-           summary.construct.max);
-  csv->Row("summary", "", "", "construct_failures",
-           double(summary.construct_failures));
-  csv->Row("summary", "", "", "clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
-  csv->Row("summary", "", "", "construct_bulk",
-           FindConstruction()->csv_code);
-  csv->Row("summary", "", "", "wall_over_cpu", summary.wall_over_cpu);
-  if (!bands.empty()) {
-    csv->Row("summary", "", "", "max_load", summary.max_load);
-    csv->Row("summary", "", "", "max_load_bits_per_item",
-             summary.max_load_bits_per_item);
-    csv->Row("summary", "", "", "max_load_fpr_measured", summary.max_load_fpr);
-    csv->Row("summary", "", "", "max_load_fpr_expected",
-             summary.max_load_fpr_expected);
-  }
-  for (const LookupRow& r : rows) {
-    const std::string x = Num(r.found);
-    csv->Row("lookup", x, r.mode, "ns_per_op", r.ns.median);
-    csv->Row("lookup", x, r.mode, "ns_per_op_min", r.ns.min);
-    csv->Row("lookup", x, r.mode, "ns_per_op_max", r.ns.max);
-    csv->Row("lookup", x, r.mode, "mops", 1e3 / r.ns.median);
-    csv->Row("lookup", x, r.mode, "speedup_vs_single", r.speedup);
-    csv->Row("lookup", x, r.mode, "positives", double(r.positives));
-  }
-  const std::string batch_mode = "batch" + std::to_string(batch_sizes.back());
-  const std::string modes[4] = {"single/neg", "single/pos", batch_mode + "/neg",
-                                batch_mode + "/pos"};
-  for (const BandRow& b : bands) {
-    const std::string x = Num(b.occupancy_end);
-    csv->Row("insert_band", x, "", "mops", b.mops);
-    csv->Row("insert_band", x, "", "inserts", double(b.inserts));
-    for (int k = 0; k < 4; ++k) {
-      csv->Row("lookup_occupancy", x, modes[k], "ns_per_op", b.lookup_ns[k]);
-      csv->Row("lookup_occupancy", x, modes[k], "mops", 1e3 / b.lookup_ns[k]);
+  // The configuration's rows of the --csv file.
+  void WriteCsv(Csv* csv) const {
+    const cuckoo::FilterStats& st = summary.stats;
+    auto metric = [csv](const char* name, double value) {
+      csv->Row("summary", "", "", name, value);
+    };
+    metric("load_factor", st.load_factor);
+    metric("bits_per_item", st.bits_per_item);
+    metric("table_bytes", double(st.table_bytes));
+    metric("fpr_measured", summary.fpr_measured);
+    metric("fpr_expected", st.expected_fpr);
+    metric("fpr_paper", summary.fpr_paper);
+    metric("construct_mkeys_per_s", summary.construct.median);
+    metric("construct_mkeys_per_s_min", summary.construct.min);
+    metric("construct_mkeys_per_s_max", summary.construct.max);
+    metric("construct_failures", double(summary.construct_failures));
+    metric("clock_is_wall", FLAGS_clock == "wall" ? 1 : 0);
+    metric("construct_bulk", FindConstruction()->csv_code);
+    metric("wall_over_cpu", summary.wall_over_cpu);
+    if (!bands.empty()) {
+      metric("max_load", summary.max_load);
+      metric("max_load_bits_per_item", summary.max_load_bits_per_item);
+      metric("max_load_fpr_measured", summary.max_load_fpr);
+      metric("max_load_fpr_expected", summary.max_load_fpr_expected);
+    }
+    for (const LookupRow& r : rows) {
+      const std::string x = Num(r.found);
+      csv->Row("lookup", x, r.mode, "ns_per_op", r.ns.median);
+      csv->Row("lookup", x, r.mode, "ns_per_op_min", r.ns.min);
+      csv->Row("lookup", x, r.mode, "ns_per_op_max", r.ns.max);
+      csv->Row("lookup", x, r.mode, "mops", 1e3 / r.ns.median);
+      csv->Row("lookup", x, r.mode, "speedup_vs_single", r.speedup);
+      csv->Row("lookup", x, r.mode, "positives", double(r.positives));
+    }
+    const std::string batch_mode =
+        "batch" + std::to_string(batch_sizes_.back());
+    const std::string modes[4] = {"single/neg", "single/pos",
+                                  batch_mode + "/neg", batch_mode + "/pos"};
+    for (const BandRow& b : bands) {
+      const std::string x = Num(b.occupancy_end);
+      csv->Row("insert_band", x, "", "mops", b.mops);
+      csv->Row("insert_band", x, "", "inserts", double(b.inserts));
+      for (int k = 0; k < 4; ++k) {
+        csv->Row("lookup_occupancy", x, modes[k], "ns_per_op", b.lookup_ns[k]);
+        csv->Row("lookup_occupancy", x, modes[k], "mops", 1e3 / b.lookup_ns[k]);
+      }
     }
   }
-  return summary;
+
+ private:
+  // Inserts the --num items into the empty filter_ as --construction says;
+  // returns the index of the first failed insert, or n_ if all fit
+  // (InsertUnordered: 0 on a failure, since which items are missing is
+  // unspecified: the lookups then use a filter filled by InsertMany).
+  uint64_t FillFilter() {
+    if (FLAGS_construction == "unordered") {
+      return filter_->InsertUnordered(inserted_.data(), n_) < n_ ? 0 : n_;
+    }
+    if (FLAGS_construction == "many") {
+      // After the first failure (kInsertedFull, stored) every insert is kFull.
+      const uint64_t stored_now = filter_->InsertMany(inserted_.data(), n_);
+      return filter_->full() ? stored_now - 1 : n_;
+    }
+    uint64_t first_failure = n_;
+    for (uint64_t i = 0; i < n_; ++i) {
+      if (filter_->Insert(inserted_[i]) != cuckoo::InsertResult::kInserted &&
+          first_failure == n_) {
+        first_failure = i;
+      }
+    }
+    return first_failure;
+  }
+
+  // The lookup loops for one mix with a `found` fraction of positives.
+  void MeasureMix(double found) {
+    MakeQueries(keys_, inserted_, stored_, found, &rng_, &next_absent_,
+                &queries_);
+    std::fprintf(stderr, "[filter_bench] %s: lookups, %.0f%% positive\n",
+                 bc_.token.c_str(), 100 * found);
+    std::vector<double> single_ns, typed_ns, dep_ns;
+    std::vector<std::vector<double>> batch_ns(batch_sizes_.size());
+    uint64_t single_pos = 0, typed_pos = 0, dep_pos = 0;
+    std::vector<uint64_t> batch_pos(batch_sizes_.size());
+    const uint64_t dep_n =
+        std::min<uint64_t>(FLAGS_dependent_queries, queries_.size());
+    for (int r = 0; r < FLAGS_repeats; ++r) {
+      single_ns.push_back(TimeSingle(*filter_, queries_, &single_pos));
+      typed_ns.push_back(TimeSingleTyped(*filter_, queries_, &typed_pos));
+      CheckSamePositives("typed lookups", typed_pos, single_pos);
+      if (dep_n > 0) {
+        dep_ns.push_back(
+            TimeSingleDependent(*filter_, queries_, dep_n, &dep_pos));
+      }
+      for (size_t k = 0; k < batch_sizes_.size(); ++k) {
+        batch_ns[k].push_back(TimeBatch(*filter_, queries_, batch_sizes_[k],
+                                        out_.get(), &batch_pos[k]));
+        CheckSamePositives(
+            ("batch of " + std::to_string(batch_sizes_[k])).c_str(),
+            batch_pos[k], single_pos);
+      }
+    }
+    const Stat single = Summarize(single_ns);
+    rows.push_back({found, "single", single, 1.0, single_pos});
+    const Stat typed = Summarize(typed_ns);
+    rows.push_back({found, "single_typed", typed, single.median / typed.median,
+                    typed_pos});
+    if (dep_n > 0) {
+      const Stat dep = Summarize(dep_ns);
+      rows.push_back(
+          {found, "single_dep", dep, single.median / dep.median, dep_pos});
+    }
+    for (size_t k = 0; k < batch_sizes_.size(); ++k) {
+      const Stat b = Summarize(batch_ns[k]);
+      rows.push_back({found, "batch" + std::to_string(batch_sizes_[k]), b,
+                      single.median / b.median, batch_pos[k]});
+    }
+    if (found == 0) {
+      summary.fpr_measured = double(single_pos) / double(queries_.size());
+      summary.neg_single_ns = single.median;
+      summary.neg_batch_ns = Summarize(batch_ns.back()).median;
+      summary.neg_batch_size = batch_sizes_.back();
+    }
+  }
+
+  // Exits if a lookup loop's positives differ from the single loop's.
+  static void CheckSamePositives(const char* what, uint64_t positives,
+                                 uint64_t single_positives) {
+    if (positives == single_positives) return;
+    std::fprintf(stderr,
+                 "ERROR: %s found %" PRIu64 " positives, single %" PRIu64 "\n",
+                 what, positives, single_positives);
+    std::exit(2);
+  }
+
+  // One band of the fill sweep: inserts fill[*count..target) (stopping at
+  // the first failure, which sets *failed), then times single and batched
+  // lookups, all negative and all positive, at the band's end.
+  BandRow SweepBand(const std::vector<cuckoo::KeyHash>& fill, uint64_t target,
+                    uint64_t capacity, uint64_t* count, bool* failed,
+                    std::vector<cuckoo::KeyHash>* occ_queries) {
+    const uint64_t begin = *count;
+    Stopwatch timer;
+    while (*count < target) {
+      const cuckoo::InsertResult r = filter_->Insert(fill[*count]);
+      ++*count;  // kInsertedFull stores the item too
+      if (r != cuckoo::InsertResult::kInserted) {
+        *failed = true;
+        break;
+      }
+    }
+    const double seconds = timer.Stop();
+    BandRow row;
+    row.inserts = *count - begin;
+    row.mops = double(row.inserts) / seconds / 1e6;
+    row.occupancy_end = double(*count) / double(capacity);
+    // lookups at this occupancy: [single neg, single pos, batch neg, batch
+    // pos]
+    uint64_t pos = 0;
+    for (int kind = 0; kind < 2; ++kind) {
+      MakeQueries(keys_, fill, *count, kind == 0 ? 0.0 : 1.0, &rng_,
+                  &next_absent_, occ_queries);
+      row.lookup_ns[kind] = TimeSingle(*filter_, *occ_queries, &pos);
+      row.lookup_ns[2 + kind] = TimeBatch(
+          *filter_, *occ_queries, batch_sizes_.back(), out_.get(), &pos);
+    }
+    return row;
+  }
+
+  const BenchConfig& bc_;
+  const cuckoo::FilterConfig& config_;
+  const uint64_t n_;
+  const std::vector<cuckoo::KeyHash>& inserted_;
+  const KeyStream& keys_;
+  const std::vector<size_t>& batch_sizes_;
+  std::unique_ptr<cuckoo::CuckooFilter> filter_;
+  uint64_t stored_ = n_;  // inserted items the lookups' filter holds
+  std::vector<cuckoo::KeyHash> queries_;  // --queries, reused by every mix
+  std::unique_ptr<bool[]> out_;           // ContainsBatch answers
+  Rng rng_;
+  uint64_t next_absent_ = 0;
+};
+
+// The benchmark of one configuration: its steps in order; prints its tables
+// and writes its CSV rows.
+Summary RunConfig(const BenchConfig& bc,
+                  const std::vector<cuckoo::KeyHash>& inserted,
+                  const KeyStream& keys, const std::vector<size_t>& batch_sizes,
+                  const std::vector<double>& found_fractions, Csv* csv) {
+  csv->SetConfig(bc.token, bc.config);
+  std::fprintf(stderr, "[filter_bench] %s: %s, %" PRIu64 " items\n",
+               bc.token.c_str(), Describe(bc.config).c_str(), FLAGS_num);
+  const double wall_before = g_timed_wall, cpu_before = g_timed_cpu;
+  ConfigRun run(bc, inserted, keys, batch_sizes);
+  run.Construct();
+  run.MeasureLookups(found_fractions);
+  if (FLAGS_sweep) run.RunFillSweep();
+  run.summary.wall_over_cpu =
+      (g_timed_wall - wall_before) / (g_timed_cpu - cpu_before);
+  run.Print();
+  run.WriteCsv(csv);
+  return run.summary;
 }
 
 }  // namespace
