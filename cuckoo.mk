@@ -39,7 +39,8 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/live/rebuilder.cc \
 	plugin/cuckoo/live/snapshot_store.cc \
 	plugin/cuckoo/live/write_plan.cc \
-	plugin/cuckoo/plugin_registrar.cc
+	plugin/cuckoo/plugin_registrar.cc \
+	plugin/cuckoo/version.cc
 
 cuckoo_SOURCES += $(cuckoo_SOURCES-y)
 
@@ -50,7 +51,8 @@ cuckoo_HEADERS-y = \
 	include/cuckoo/live_key_filter.h \
 	include/cuckoo/typed_lookup.h \
 	include/rocksdb_cuckoo/filter_policy.h \
-	include/rocksdb_cuckoo/filtered_db.h
+	include/rocksdb_cuckoo/filtered_db.h \
+	include/rocksdb_cuckoo/version.h
 
 cuckoo_HEADERS += $(cuckoo_HEADERS-y)
 

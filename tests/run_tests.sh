@@ -42,6 +42,15 @@ run_consumer() {
         -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
   cmake --build "$out/consumer/package" -j "$(nproc)"
   "$out/consumer/package/cuckoo_consumer"
+  # The package version file refuses the next major version.
+  local next_major=$(( $(sed -n 's/^#define ROCKSDB_CUCKOO_VERSION_MAJOR //p' \
+                         "$root/include/rocksdb_cuckoo/version.h") + 1 ))
+  if cmake -S "$root/tests/consumer" -B "$out/consumer/next_major" \
+       -DCMAKE_PREFIX_PATH="$prefix" -DCUCKOO_CONSUMER_VERSION="$next_major.0" \
+       >"$out/consumer/next_major.log" 2>&1; then
+    echo "=== [consumer] FAILED: find_package(rocksdb_cuckoo $next_major.0) succeeded" >&2
+    exit 1
+  fi
   echo "=== [consumer] add_subdirectory" >&2
   cmake -S "$root/tests/consumer" -B "$out/consumer/subdirectory" -DCMAKE_BUILD_TYPE=Release \
         -DCUCKOO_CONSUMER_SOURCE_DIR="$root" >/dev/null

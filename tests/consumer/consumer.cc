@@ -7,6 +7,8 @@
 // cuckoo policy (an unregistered name would silently load as "no filter"),
 // opens a real DB with it, writes, flushes, reads every key back, reads
 // absent keys, and checks that filters were built and actually consulted.
+// It prints the rocksdb-cuckoo version it runs with and checks that it is the
+// headers' (and, when found as a package, the CMake package's).
 // Exit status 0 on success; every failed check prints why.
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "rocksdb/utilities/object_registry.h"
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filter_policy.h"
+#include "rocksdb_cuckoo/version.h"
 
 namespace {
 
@@ -46,6 +49,21 @@ int main() {
   using ROCKSDB_NAMESPACE::ConfigOptions;
   using ROCKSDB_NAMESPACE::FilterPolicy;
   using ROCKSDB_NAMESPACE::Status;
+
+  // 0. The library's version is the headers' (and the package's).
+  const rocksdb_cuckoo::Version version = rocksdb_cuckoo::GetVersion();
+  std::printf("consumer: rocksdb_cuckoo %s (headers %s)\n",
+              rocksdb_cuckoo::GetVersionString(),
+              ROCKSDB_CUCKOO_VERSION_STRING);
+  Check(version.major == ROCKSDB_CUCKOO_VERSION_MAJOR &&
+            version.minor == ROCKSDB_CUCKOO_VERSION_MINOR &&
+            version.patch == ROCKSDB_CUCKOO_VERSION_PATCH,
+        "GetVersion() is the headers' version");
+#ifdef CUCKOO_PACKAGE_VERSION
+  Check(
+      std::string(CUCKOO_PACKAGE_VERSION) == rocksdb_cuckoo::GetVersionString(),
+      "the CMake package version is the library's");
+#endif
 
   const char* tmp = std::getenv("TMPDIR");
   std::string dir =
