@@ -13,29 +13,21 @@
 #include "rocksdb/comparator.h"
 #include "rocksdb/db.h"
 #include "rocksdb_cuckoo/filtered_db.h"
+#include "util/relaxed_counters.h"
 
 namespace rocksdb_cuckoo {
 namespace live {
 
-// FilteredDB's database-side counters of one column family (written by the
-// writers and the rebuild scans, read lock-free by GetFilterStats).
-struct CfCounters {
-  std::atomic<uint64_t> maybe_checks{0};
-  std::atomic<uint64_t> maybe_checks_live{0};
-  std::atomic<uint64_t> deferred_checks{0};
-  std::atomic<uint64_t> check_errors{0};
-  std::atomic<uint64_t> assumed_unique{0};
-  std::atomic<uint64_t> range_deleted{0};
-  std::atomic<uint64_t> keys_scanned{0};
-  std::atomic<uint64_t> growths{0};
-  std::atomic<uint64_t> pending_checks{0};  // queued or being resolved
-
-  void Add(std::atomic<uint64_t>* counter, uint64_t n = 1) {
-    counter->fetch_add(n, std::memory_order_relaxed);
-  }
-  // Copies the counters into the FilteredDB-specific fields of *stats.
-  void CopyTo(FilteredDBStats* stats) const;
-};
+// FilteredDB's database-side counters of one column family (added to by the
+// writers and the rebuild scans, read lock-free by GetFilterStats through
+// CopyTo): e.g. counters.Add<&FilteredDBStats::maybe_checks>().
+using CfCounters = cuckoo::internal::RelaxedCounters<
+    FilteredDBStats, &FilteredDBStats::maybe_checks,
+    &FilteredDBStats::maybe_checks_live, &FilteredDBStats::deferred_checks,
+    &FilteredDBStats::check_errors, &FilteredDBStats::assumed_unique,
+    &FilteredDBStats::range_deleted, &FilteredDBStats::keys_scanned,
+    &FilteredDBStats::growths,
+    &FilteredDBStats::pending_checks>;  // pending: queued or being resolved
 
 // One filtered column family.
 struct CfState {

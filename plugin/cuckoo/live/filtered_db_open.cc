@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <new>
 
+#include "../info_log.h"
 #include "filtered_db_impl.h"
 #include "rocksdb/env.h"
 
@@ -19,18 +20,6 @@ using ROCKSDB_NAMESPACE::IngestExternalFileArg;
 using ROCKSDB_NAMESPACE::IngestExternalFileOptions;
 using ROCKSDB_NAMESPACE::SequenceNumber;
 using ROCKSDB_NAMESPACE::Status;
-
-void CfCounters::CopyTo(FilteredDBStats* stats) const {
-  stats->maybe_checks = maybe_checks.load(std::memory_order_relaxed);
-  stats->maybe_checks_live = maybe_checks_live.load(std::memory_order_relaxed);
-  stats->deferred_checks = deferred_checks.load(std::memory_order_relaxed);
-  stats->check_errors = check_errors.load(std::memory_order_relaxed);
-  stats->assumed_unique = assumed_unique.load(std::memory_order_relaxed);
-  stats->range_deleted = range_deleted.load(std::memory_order_relaxed);
-  stats->keys_scanned = keys_scanned.load(std::memory_order_relaxed);
-  stats->growths = growths.load(std::memory_order_relaxed);
-  stats->pending_checks = pending_checks.load(std::memory_order_relaxed);
-}
 
 FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
                                std::string open_state)
@@ -396,13 +385,11 @@ FilteredDBStats FilteredDBImpl::StatsOf(const CfState* s) const {
 }
 
 void FilteredDBImpl::Info(const char* format, ...) const {
-  if (info_log_ == nullptr) return;
-  char buf[512];
   va_list ap;
   va_start(ap, format);
-  vsnprintf(buf, sizeof(buf), format, ap);
+  rocksdb_cuckoo::internal::LogV(info_log_.get(), InfoLogLevel::INFO_LEVEL, "",
+                                 format, ap);
   va_end(ap);
-  ROCKSDB_NAMESPACE::Log(InfoLogLevel::INFO_LEVEL, info_log_, "%s", buf);
 }
 
 Status FilteredDBImpl::CloseImpl() {

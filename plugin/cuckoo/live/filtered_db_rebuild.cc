@@ -66,7 +66,7 @@ Status FilteredDBImpl::ScanInto(CfState* s, Iterator* it, Builder* builder,
       *overflow = true;
     }
     ++*scanned;
-    if (!*overflow) s->counters.Add(&s->counters.keys_scanned);
+    if (!*overflow) s->counters.Add<&FilteredDBStats::keys_scanned>();
     if (options_.progress_interval_keys != 0 &&
         *scanned % options_.progress_interval_keys == 0) {
       Progress(s, *scanned, false);

@@ -209,7 +209,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     if (!status->ok()) {
       check_snapshots_->Release(deferred);  // nothing deleted: keep the entry
     } else {
-      s->counters.Add(&s->counters.pending_checks);
+      s->counters.Add<&FilteredDBStats::pending_checks>();
       checker_->Add({s, key.ToString(), k.hash, deferred});
     }
   }
@@ -277,20 +277,20 @@ void FilteredDBImpl::ResolveDeferredChecks(
   std::vector<char> live(n, 0);
   for (size_t i = 0; i < n; ++i) {
     CfCounters& c = (*checks)[i].cf->counters;
-    c.Add(&c.maybe_checks);
-    c.Add(&c.deferred_checks);
+    c.Add<&FilteredDBStats::maybe_checks>();
+    c.Add<&FilteredDBStats::deferred_checks>();
     if (statuses[i].ok()) {
       live[i] = 1;
-      c.Add(&c.maybe_checks_live);
+      c.Add<&FilteredDBStats::maybe_checks_live>();
     } else if (!statuses[i].IsNotFound()) {
-      c.Add(&c.check_errors);  // unknown: keep the fingerprint
+      c.Add<&FilteredDBStats::check_errors>();  // unknown: keep the fingerprint
     }
   }
   for (size_t i = 0; i < n; ++i) {
     if (live[i]) (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
   }
   for (const DeleteChecker::Check& check : *checks) {
-    check.cf->counters.pending_checks.fetch_sub(1, std::memory_order_relaxed);
+    check.cf->counters.Sub<&FilteredDBStats::pending_checks>();
   }
   checks->clear();
 }
@@ -301,15 +301,15 @@ Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {
   if (options_.assume_unique_writes && k->first_type != OpType::kMerge) {
     // The application promises Put creates and Delete removes a live key.
     k->before = k->first_type == OpType::kPut ? 0 : 1;
-    c.Add(&c.assumed_unique);
+    c.Add<&FilteredDBStats::assumed_unique>();
     return Status::OK();
   }
   PinnableSlice value;
   const Status s = db_->Get(ReadOptions(), cf->handle, k->key, &value);
-  c.Add(&c.maybe_checks);
+  c.Add<&FilteredDBStats::maybe_checks>();
   if (s.ok()) {
     k->before = 1;
-    c.Add(&c.maybe_checks_live);
+    c.Add<&FilteredDBStats::maybe_checks_live>();
   } else if (s.IsNotFound()) {
     k->before = 0;
   } else {
@@ -317,7 +317,7 @@ Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {
     // (if the key becomes live) or keep a stale one (if it is deleted),
     // never lose a live key.
     k->before = 0;
-    c.Add(&c.check_errors);
+    c.Add<&FilteredDBStats::check_errors>();
   }
   return Status::OK();
 }
@@ -346,7 +346,7 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s,
       if (s->filter->Insert(cuckoo::KeyHash(hashes[i]))) continue;
     }
     std::vector<uint64_t> pending(hashes.begin(), hashes.begin() + i);
-    s->counters.Add(&s->counters.growths);
+    s->counters.Add<&FilteredDBStats::growths>();
     Status st = SyncRebuildLocked(s, s->filter->RescanCapacity(), pending);
     if (!st.ok()) return st;
     if (!s->filter->Insert(cuckoo::KeyHash(hashes[i]))) {
@@ -373,7 +373,7 @@ void FilteredDBImpl::AfterWriteLocked(CfState* s) {
   if (!s->filter->RescanWanted()) return;
   uint64_t capacity = s->filter->RescanCapacity();
   for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
-  s->counters.Add(&s->counters.growths);
+  s->counters.Add<&FilteredDBStats::growths>();
   Info("cuckoo live filter [%s]: load %.3f reached, growing to %llu keys%s",
        s->name.c_str(), s->filter->GetStats().load_factor,
        static_cast<unsigned long long>(capacity),

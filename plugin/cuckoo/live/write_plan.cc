@@ -103,7 +103,7 @@ Status PlanRanges(CfState* cf, std::vector<Range> ranges, KeyTable* keys,
             known->before = 1;
           } else {
             plan->erases.emplace_back(cf, cuckoo::HashKey(View(k)).value);
-            cf->counters.Add(&cf->counters.range_deleted);
+            cf->counters.Add<&FilteredDBStats::range_deleted>();
           }
         });
     if (!s.ok()) return s;

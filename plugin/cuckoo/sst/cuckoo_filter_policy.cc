@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "../info_log.h"
 #include "blocked/blocked_filter.h"
 #include "blocked/blocked_layout.h"
 #include "build/bulk_builder.h"
@@ -43,6 +44,7 @@
 #include "build/hash_dedupe.h"
 #include "build/hash_list.h"
 #include "util/key_hash_inline.h"
+#include "util/relaxed_counters.h"
 #include "policy_config.h"
 #include "rocksdb/env.h"
 #include "rocksdb/table.h"
@@ -89,30 +91,12 @@ namespace {
 
 // ------------------------------------------------------------------ counters
 
-struct Counters {
-  std::atomic<uint64_t> filters_built{0};
-  std::atomic<uint64_t> keys_added{0};
-  std::atomic<uint64_t> filter_bytes{0};
-  std::atomic<uint64_t> build_retries{0};
-  std::atomic<uint64_t> filters_grown{0};
-  std::atomic<uint64_t> construction_corruptions{0};
-  std::atomic<uint64_t> readers_created{0};
-  std::atomic<uint64_t> invalid_blocks{0};
-
-  CuckooFilterPolicyStats Snapshot() const {
-    CuckooFilterPolicyStats s;
-    s.filters_built = filters_built.load(std::memory_order_relaxed);
-    s.keys_added = keys_added.load(std::memory_order_relaxed);
-    s.filter_bytes = filter_bytes.load(std::memory_order_relaxed);
-    s.build_retries = build_retries.load(std::memory_order_relaxed);
-    s.filters_grown = filters_grown.load(std::memory_order_relaxed);
-    s.construction_corruptions =
-        construction_corruptions.load(std::memory_order_relaxed);
-    s.readers_created = readers_created.load(std::memory_order_relaxed);
-    s.invalid_blocks = invalid_blocks.load(std::memory_order_relaxed);
-    return s;
-  }
-};
+using PolicyStats = CuckooFilterPolicyStats;
+using Counters = cuckoo::internal::RelaxedCounters<
+    PolicyStats, &PolicyStats::filters_built, &PolicyStats::keys_added,
+    &PolicyStats::filter_bytes, &PolicyStats::build_retries,
+    &PolicyStats::filters_grown, &PolicyStats::construction_corruptions,
+    &PolicyStats::readers_created, &PolicyStats::invalid_blocks>;
 
 // Never destroyed: builders and readers may outlive static destructors.
 Counters& GlobalCounters() {
@@ -120,11 +104,17 @@ Counters& GlobalCounters() {
   return *counters;
 }
 
+PolicyStats Snapshot(const Counters& counters) {
+  PolicyStats stats;
+  counters.CopyTo(&stats);
+  return stats;
+}
+
 // Adds v to a field of the policy's counters and of the global ones.
-void Count(Counters* local, std::atomic<uint64_t> Counters::*field,
-           uint64_t v) {
-  (local->*field).fetch_add(v, std::memory_order_relaxed);
-  (GlobalCounters().*field).fetch_add(v, std::memory_order_relaxed);
+template <uint64_t PolicyStats::*Field>
+void Count(Counters* local, uint64_t v) {
+  local->Add<Field>(v);
+  GlobalCounters().Add<Field>(v);
 }
 
 inline uint64_t HashSlice(const Slice& key) {
@@ -427,7 +417,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     if (hashes_corrupted_) {
       ResetKeys();
       verify_hashes_.clear();
-      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Count<&PolicyStats::construction_corruptions>(counters_.get(), 1);
       Log("hash entries checksum mismatch before building the filter");
       if (status != nullptr) {
         *status =
@@ -444,7 +434,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
       // Only reachable with more keys than kMaxBuckets * b.
       ResetKeys();
       verify_hashes_.clear();
-      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Count<&PolicyStats::construction_corruptions>(counters_.get(), 1);
       Log("cannot build a filter for %llu keys",
           static_cast<unsigned long long>(n));
       if (status != nullptr) {
@@ -454,9 +444,9 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
       buf->reset(new char[1]());
       return Slice(buf->get(), 0);
     }
-    Count(counters_.get(), &Counters::filters_built, 1);
-    Count(counters_.get(), &Counters::keys_added, n);
-    Count(counters_.get(), &Counters::filter_bytes, result.size());
+    Count<&PolicyStats::filters_built>(counters_.get(), 1);
+    Count<&PolicyStats::keys_added>(counters_.get(), n);
+    Count<&PolicyStats::filter_bytes>(counters_.get(), result.size());
 
     // Keep the hashes only for MaybePostVerify; the builder starts afresh.
     verify_hashes_.swap(hashes_);
@@ -513,7 +503,7 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
     }
     verify_hashes_.clear();
     if (!s.ok()) {
-      Count(counters_.get(), &Counters::construction_corruptions, 1);
+      Count<&PolicyStats::construction_corruptions>(counters_.get(), 1);
       Log("%s", s.ToString().c_str());
     }
     return s;
@@ -751,9 +741,9 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         ++attempts;
         if (!try_build(units, seed, s == 0)) continue;
         if (attempts > 1)
-          Count(counters_.get(), &Counters::build_retries, attempts - 1);
+          Count<&PolicyStats::build_retries>(counters_.get(), attempts - 1);
         if (grow > 0) {
-          Count(counters_.get(), &Counters::filters_grown, 1);
+          Count<&PolicyStats::filters_grown>(counters_.get(), 1);
           Log("filter for %llu keys needed %llu %s instead of %llu "
               "(%d attempts); block exceeds the %s budget",
               static_cast<unsigned long long>(hashes_.size()),
@@ -771,14 +761,10 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
   }
 
   void Log(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    if (info_log_ == nullptr) return;
-    char message[512];
     va_list args;
     va_start(args, format);
-    vsnprintf(message, sizeof(message), format, args);
+    LogV(info_log_, InfoLogLevel::WARN_LEVEL, "[cuckoofilter] ", format, args);
     va_end(args);
-    ROCKSDB_NAMESPACE::Log(InfoLogLevel::WARN_LEVEL, info_log_,
-                           "[cuckoofilter] %s", message);
   }
 
   const PolicyConfig config_;
@@ -839,17 +825,17 @@ class CuckooFilterPolicy final : public FilterPolicy {
   }
 
   FilterBitsReader* GetFilterBitsReader(const Slice& contents) const override {
-    Count(counters_.get(), &Counters::readers_created, 1);
+    Count<&PolicyStats::readers_created>(counters_.get(), 1);
     FilterBitsReader* reader = NewReaderForBlock(contents, nullptr);
     if (reader == nullptr) {
-      Count(counters_.get(), &Counters::invalid_blocks, 1);
+      Count<&PolicyStats::invalid_blocks>(counters_.get(), 1);
       return new AlwaysMayMatchReader;
     }
     return reader;
   }
 
   const PolicyConfig& config() const { return config_; }
-  CuckooFilterPolicyStats Stats() const { return counters_->Snapshot(); }
+  CuckooFilterPolicyStats Stats() const { return Snapshot(*counters_); }
 
  private:
   const PolicyConfig config_;
@@ -975,7 +961,7 @@ bool GetCuckooFilterPolicyStats(const FilterPolicy* policy,
 }
 
 CuckooFilterPolicyStats GetGlobalCuckooFilterPolicyStats() {
-  return internal::GlobalCounters().Snapshot();
+  return internal::Snapshot(internal::GlobalCounters());
 }
 
 }  // namespace rocksdb_cuckoo
