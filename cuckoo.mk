@@ -48,6 +48,7 @@ cuckoo_SOURCES += $(cuckoo_SOURCES-y)
 cuckoo_HEADERS-y = \
 	include/cuckoo/cuckoo_filter.h \
 	include/cuckoo/detail/probe.h \
+	include/cuckoo/detail/table_geometry.h \
 	include/cuckoo/live_key_filter.h \
 	include/cuckoo/typed_lookup.h \
 	include/rocksdb_cuckoo/filter_policy.h \

@@ -33,6 +33,7 @@
 #include <type_traits>
 
 #include "cuckoo/detail/probe.h"
+#include "cuckoo/detail/table_geometry.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CUCKOO_PURE __attribute__((pure))
@@ -262,6 +263,8 @@ class CuckooFilter {
                const internal::TableOps* ops);
   size_t TableBytes() const;
   internal::MutableTableRef MutableRef();
+  // The layout, size, seed and victim slot (for View and the trailer).
+  detail::TableGeometry Geometry() const;
   // Reads the table, writes nothing: "pure" lets the compiler keep the
   // members the inline Contains reads in registers across a loop of calls
   // (an opaque call could otherwise have changed them).
@@ -305,12 +308,12 @@ class CuckooFilterView {
   void ContainsBatch(const KeyHash* hashes, size_t n, bool* out) const;
 
   FilterStats stats() const;
-  int fingerprint_bits() const { return fingerprint_bits_; }
-  int bucket_size() const { return bucket_size_; }
-  bool semi_sort() const { return semi_sort_; }
-  uint32_t seed() const { return seed_; }
-  uint64_t num_buckets() const { return num_buckets_; }
-  uint64_t size() const { return num_items_; }
+  int fingerprint_bits() const { return geometry_.fingerprint_bits; }
+  int bucket_size() const { return geometry_.bucket_size; }
+  bool semi_sort() const { return geometry_.semi_sort; }
+  uint32_t seed() const { return geometry_.seed; }
+  uint64_t num_buckets() const { return geometry_.num_buckets; }
+  uint64_t size() const { return geometry_.num_items; }
 
  private:
   friend class CuckooFilter;
@@ -322,14 +325,7 @@ class CuckooFilterView {
   detail::ProbeParams probe_;  // bucket_bits 0: ContainsGeneric
   const uint8_t* table_ = nullptr;
   const uint32_t* alt_offsets_ = nullptr;  // the filter's, in View(); or null
-  uint64_t num_buckets_ = 0;
-  uint64_t num_items_ = 0;
-  uint32_t seed_ = 0;
-  uint32_t victim_fp_ = 0;
-  uint32_t victim_bucket_ = 0;
-  int fingerprint_bits_ = 0;
-  int bucket_size_ = 0;
-  bool semi_sort_ = false;
+  detail::TableGeometry geometry_;
 };
 
 inline bool CuckooFilter::Contains(KeyHash hash) const {
@@ -349,9 +345,10 @@ inline bool CuckooFilter::Contains(KeyHash hash) const {
 
 inline bool CuckooFilterView::Contains(KeyHash hash) const {
   if (probe_.bucket_bits == 0) return ContainsGeneric(hash.value);
+  const detail::TableGeometry& g = geometry_;
   return detail::ProbeItem(probe_, table_, alt_offsets_,
-                           static_cast<uint32_t>(num_buckets_), seed_,
-                           victim_fp_, victim_bucket_, hash.value);
+                           static_cast<uint32_t>(g.num_buckets), g.seed,
+                           g.victim_fp, g.victim_bucket, hash.value);
 }
 
 }  // namespace cuckoo

@@ -196,10 +196,10 @@ struct LookupAccess {
     t.table_ = v.table_;
     t.alt_offsets_ = v.alt_offsets_;
     t.spread_ = v.probe_.semi_sort_spread;
-    t.num_buckets_ = static_cast<uint32_t>(v.num_buckets_);
-    t.seed_ = v.seed_;
-    t.victim_fp_ = v.victim_fp_;
-    t.victim_bucket_ = v.victim_bucket_;
+    t.num_buckets_ = static_cast<uint32_t>(v.geometry_.num_buckets);
+    t.seed_ = v.geometry_.seed;
+    t.victim_fp_ = v.geometry_.victim_fp;
+    t.victim_bucket_ = v.geometry_.victim_bucket;
     return t;
   }
   static GenericLookup Generic(const CuckooFilterView& v) {

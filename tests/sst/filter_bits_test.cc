@@ -574,7 +574,7 @@ TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
   if (blocked) {
     // Blocked only: plain buckets, another bucket size, a stash the block
     // does not have, the reserved field, more items than slots.
-    expect_rejected("flags", [](Trailer* v) { v->flags = 0; });
+    expect_rejected("flags", [](Trailer* v) { v->semi_sort = false; });
     expect_rejected("bucket size", [](Trailer* v) { v->bucket_size = 2; });
     expect_rejected("stash size", [](Trailer* v) { v->victim_fp = 3; });
     expect_rejected("reserved", [](Trailer* v) { v->victim_bucket = 1; });

@@ -342,9 +342,9 @@ bool ParseBlockedFilter(const char* data, size_t size, BlockedView* view,
   if (!DecodeBlockedFilter(data, size, &t, error)) return false;
   const uint8_t* base = reinterpret_cast<const uint8_t*>(data);
   view->ref.blocks = base;
-  view->ref.num_blocks = t.num_buckets;
+  view->ref.num_blocks = static_cast<uint32_t>(t.num_buckets);  // < 2^32
   view->ref.seed_mix = BlockedSeedMix(t.seed);
-  view->ref.stash = base + size_t{t.num_buckets} * kBlockBytes;
+  view->ref.stash = base + static_cast<size_t>(t.num_buckets) * kBlockBytes;
   view->ref.stash_size = t.victim_fp;
   view->fingerprint_bits = t.fingerprint_bits;
   view->num_items = t.num_items;

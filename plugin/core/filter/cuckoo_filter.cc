@@ -217,15 +217,15 @@ std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,
   // bytes that Parse rejects (issue 8 item 2).
   const uint64_t occupied =
       view.ops_->CountOccupied(view.table_, view.num_buckets()) +
-      (view.victim_fp_ != 0 ? 1 : 0);
+      (view.geometry_.victim_fp != 0 ? 1 : 0);
   if (occupied != view.size()) {
     Fail(error, "item count " + std::to_string(view.size()) + " but " +
                     std::to_string(occupied) + " occupied slots");
     return nullptr;
   }
   filter->num_items_ = view.size();
-  filter->victim_fp_ = view.victim_fp_;
-  filter->victim_bucket_ = view.victim_bucket_;
+  filter->victim_fp_ = view.geometry_.victim_fp;
+  filter->victim_bucket_ = view.geometry_.victim_bucket;
   return filter;
 }
 
@@ -292,13 +292,8 @@ size_t CuckooFilter::SerializedSize() const {
 
 void CuckooFilter::SerializeTo(char* out) const {
   std::memcpy(out, table_.get(), TableBytes());
-  Trailer t = Trailer::ForLayout(config_.fingerprint_bits, config_.bucket_size,
-                                 config_.semi_sort);
-  t.num_buckets = static_cast<uint32_t>(num_buckets_);
-  t.num_items = num_items_;
-  t.seed = config_.seed;
-  t.victim_fp = victim_fp_;
-  t.victim_bucket = victim_bucket_;
+  Trailer t;
+  static_cast<detail::TableGeometry&>(t) = Geometry();
   internal::EncodeTrailer(t, out, TableBytes());
 }
 
@@ -314,15 +309,21 @@ CuckooFilterView CuckooFilter::View() const {
   v.probe_ = probe_;
   v.table_ = table_.get();
   v.alt_offsets_ = alt_offsets_.get();
-  v.num_buckets_ = num_buckets_;
-  v.num_items_ = num_items_;
-  v.seed_ = config_.seed;
-  v.victim_fp_ = victim_fp_;
-  v.victim_bucket_ = victim_bucket_;
-  v.fingerprint_bits_ = config_.fingerprint_bits;
-  v.bucket_size_ = config_.bucket_size;
-  v.semi_sort_ = config_.semi_sort;
+  v.geometry_ = Geometry();
   return v;
+}
+
+detail::TableGeometry CuckooFilter::Geometry() const {
+  detail::TableGeometry g;
+  g.num_buckets = num_buckets_;
+  g.num_items = num_items_;
+  g.seed = config_.seed;
+  g.victim_fp = victim_fp_;
+  g.victim_bucket = victim_bucket_;
+  g.fingerprint_bits = config_.fingerprint_bits;
+  g.bucket_size = config_.bucket_size;
+  g.semi_sort = config_.semi_sort;
+  return g;
 }
 
 // ------------------------------------------------------------ CuckooFilterView
@@ -335,17 +336,9 @@ bool CuckooFilterView::Parse(const char* data, size_t size,
     return false;
   }
   CuckooFilterView v;
-  v.ops_ = GetTableOps(t.fingerprint_bits, t.bucket_size,
-                       (t.flags & internal::kFlagSemiSort) != 0);
+  v.ops_ = GetTableOps(t.fingerprint_bits, t.bucket_size, t.semi_sort);
   v.table_ = reinterpret_cast<const uint8_t*>(data);
-  v.num_buckets_ = t.num_buckets;
-  v.num_items_ = t.num_items;
-  v.seed_ = t.seed;
-  v.victim_fp_ = t.victim_fp;
-  v.victim_bucket_ = t.victim_bucket;
-  v.fingerprint_bits_ = t.fingerprint_bits;
-  v.bucket_size_ = t.bucket_size;
-  v.semi_sort_ = v.ops_->semi_sort();
+  v.geometry_ = t;  // the trailer's geometry, without the format version
   v.probe_ = v.ops_->probe_params();
   *out = v;
   return true;
@@ -367,8 +360,10 @@ void CuckooFilterView::ContainsBatch(const KeyHash* hashes, size_t n,
 
 FilterStats CuckooFilterView::stats() const {
   if (ops_ == nullptr) return FilterStats{};
-  return ComputeStats(num_items_, num_buckets_, ops_->TableBytes(num_buckets_),
-                      fingerprint_bits_, bucket_size_, victim_fp_ != 0);
+  const detail::TableGeometry& g = geometry_;
+  return ComputeStats(g.num_items, g.num_buckets,
+                      ops_->TableBytes(g.num_buckets), g.fingerprint_bits,
+                      g.bucket_size, g.victim_fp != 0);
 }
 
 }  // namespace cuckoo

@@ -37,8 +37,9 @@ bool Fail(std::string* error, const std::string& message) {
   return false;
 }
 
-// The fields of the 32-byte trailer at p (checksum excluded), unvalidated.
-Trailer ReadTrailerFields(const char* p) {
+// The fields of the 32-byte trailer at p (checksum excluded), unvalidated;
+// the flags byte goes to *flags (semi_sort is its bit 0).
+Trailer ReadTrailerFields(const char* p, uint8_t* flags) {
   Trailer t;
   t.num_buckets = LoadLE<uint32_t>(p + 0);
   t.num_items = LoadLE<uint64_t>(p + 4);
@@ -47,7 +48,8 @@ Trailer ReadTrailerFields(const char* p) {
   t.victim_bucket = LoadLE<uint32_t>(p + 20);
   t.fingerprint_bits = static_cast<uint8_t>(p[28]);
   t.bucket_size = static_cast<uint8_t>(p[29]);
-  t.flags = static_cast<uint8_t>(p[30]);
+  *flags = static_cast<uint8_t>(p[30]);
+  t.semi_sort = (*flags & kFlagSemiSort) != 0;
   t.format_version = static_cast<uint8_t>(p[31]);
   return t;
 }
@@ -56,7 +58,7 @@ Trailer ReadTrailerFields(const char* p) {
 
 void EncodeTrailer(const Trailer& t, char* block, uint64_t table_bytes) {
   char* out = block + table_bytes;
-  StoreLE<uint32_t>(out + 0, t.num_buckets);
+  StoreLE<uint32_t>(out + 0, static_cast<uint32_t>(t.num_buckets));
   StoreLE<uint64_t>(out + 4, t.num_items);
   StoreLE<uint32_t>(out + 12, t.seed);
   StoreLE<uint32_t>(out + 16, t.victim_fp);
@@ -64,7 +66,7 @@ void EncodeTrailer(const Trailer& t, char* block, uint64_t table_bytes) {
   StoreLE<uint32_t>(out + 24, 0);
   out[28] = static_cast<char>(t.fingerprint_bits);
   out[29] = static_cast<char>(t.bucket_size);
-  out[30] = static_cast<char>(t.flags);
+  out[30] = static_cast<char>(t.semi_sort ? kFlagSemiSort : 0);
   out[31] = static_cast<char>(t.format_version);
   StoreLE<uint32_t>(out + 24,
                     BlockChecksum(block, table_bytes, t.format_version));
@@ -87,17 +89,18 @@ bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
       LoadLE<uint32_t>(p + 24) != BlockChecksum(p, 0, version)) {
     return Fail(error, "trailer checksum mismatch");
   }
-  Trailer t = ReadTrailerFields(p);
-  if ((t.flags & ~kFlagSemiSort) != 0) {
-    return Fail(error, "unknown flags " + std::to_string(t.flags));
+  uint8_t flags = 0;
+  Trailer t = ReadTrailerFields(p, &flags);
+  if ((flags & ~kFlagSemiSort) != 0) {
+    return Fail(error, "unknown flags " + std::to_string(flags));
   }
-  const TableOps* ops = GetTableOps(t.fingerprint_bits, t.bucket_size,
-                                    (t.flags & kFlagSemiSort) != 0);
+  const TableOps* ops =
+      GetTableOps(t.fingerprint_bits, t.bucket_size, t.semi_sort);
   if (ops == nullptr) {
     return Fail(error, "unsupported configuration f=" +
                            std::to_string(t.fingerprint_bits) +
                            " b=" + std::to_string(t.bucket_size) +
-                           " semi_sort=" + std::to_string(t.flags & 1));
+                           " semi_sort=" + std::to_string(flags & 1));
   }
   if (t.num_buckets < 2 || t.num_buckets % 2 != 0) {
     return Fail(error, "bucket count " + std::to_string(t.num_buckets) +
@@ -136,18 +139,19 @@ bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,
                            " bytes is shorter than the 32-byte trailer");
   }
   const char* p = data + size - kTrailerSize;
-  const Trailer t = ReadTrailerFields(p);
+  uint8_t flags = 0;
+  const Trailer t = ReadTrailerFields(p, &flags);
   if (t.format_version != kFormatVersionBlocked) {
     return Fail(error, "not a blocked filter (format version " +
                            std::to_string(t.format_version) + ")");
   }
-  if (t.flags != kFlagSemiSort || t.bucket_size != 4 ||
+  if (flags != kFlagSemiSort || t.bucket_size != 4 ||
       t.fingerprint_bits < kBlockedMinFpBits ||
       t.fingerprint_bits > kBlockedMaxFpBits || t.victim_bucket != 0) {
     return Fail(error, "unsupported blocked layout f=" +
                            std::to_string(t.fingerprint_bits) +
                            " b=" + std::to_string(t.bucket_size) +
-                           " flags=" + std::to_string(t.flags));
+                           " flags=" + std::to_string(flags));
   }
   if (t.num_buckets == 0) return Fail(error, "no blocks");
   const uint64_t stash = t.victim_fp;

@@ -57,6 +57,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cuckoo/detail/table_geometry.h"
+
 namespace cuckoo {
 namespace internal {
 
@@ -67,24 +69,19 @@ constexpr uint8_t kFormatVersionTrailerChecksum = 1;
 constexpr uint8_t kFormatVersionBlocked = 3;
 constexpr uint8_t kFlagSemiSort = 1;
 
-struct Trailer {
-  uint32_t num_buckets = 0;
-  uint64_t num_items = 0;
-  uint32_t seed = 0;
-  uint32_t victim_fp = 0;
-  uint32_t victim_bucket = 0;
-  uint8_t fingerprint_bits = 0;
-  uint8_t bucket_size = 0;
-  uint8_t flags = 0;
+// The trailer's fields: a table's geometry (for version 3, num_buckets is
+// the block count and victim_fp the stash size) and the format version. The
+// flags byte is semi_sort (bit 0).
+struct Trailer : detail::TableGeometry {
   uint8_t format_version = kFormatVersion;
 
   // A trailer for layout (f, b, semi-sort); the other fields are 0.
   static Trailer ForLayout(int fingerprint_bits, int bucket_size,
                            bool semi_sort) {
     Trailer t;
-    t.fingerprint_bits = static_cast<uint8_t>(fingerprint_bits);
-    t.bucket_size = static_cast<uint8_t>(bucket_size);
-    t.flags = semi_sort ? kFlagSemiSort : 0;
+    t.fingerprint_bits = fingerprint_bits;
+    t.bucket_size = bucket_size;
+    t.semi_sort = semi_sort;
     return t;
   }
 };

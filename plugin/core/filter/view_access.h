@@ -17,10 +17,10 @@ struct ViewAccess {
   static TableRef Ref(const CuckooFilterView& view) {
     TableRef t;
     t.table = view.table_;
-    t.num_buckets = static_cast<uint32_t>(view.num_buckets_);
-    t.seed = view.seed_;
-    t.victim_fp = view.victim_fp_;
-    t.victim_bucket = view.victim_bucket_;
+    t.num_buckets = static_cast<uint32_t>(view.geometry_.num_buckets);
+    t.seed = view.geometry_.seed;
+    t.victim_fp = view.geometry_.victim_fp;
+    t.victim_bucket = view.geometry_.victim_bucket;
     return t;
   }
 };
