@@ -6,8 +6,9 @@
 //   rocksdb_cuckoo::FilteredDBOptions fopts;       // default column family
 //   fopts.snapshot_dir = path;                     // optional persistence
 //   std::unique_ptr<rocksdb_cuckoo::FilteredDB> db;
-//   rocksdb::Status s = rocksdb_cuckoo::FilteredDB::Open(options, path, fopts,
-//   &db); db->Put(rocksdb::WriteOptions(), "k", "v");
+//   rocksdb::Status s =
+//       rocksdb_cuckoo::FilteredDB::Open(options, path, fopts, &db);
+//   db->Put(rocksdb::WriteOptions(), "k", "v");
 //   db->Get(rocksdb::ReadOptions(), "missing", &value);   // NotFound, no I/O
 //
 // Guarantee: a read through FilteredDB never misses a live key (the filter is
