@@ -1,3 +1,6 @@
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # rocksdb-cuckoo as an in-tree RocksDB plugin, read by RocksDB's Makefile
 # (and, for the function and libraries, by RocksDB's CMake):
 #

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // churn_bench: the live-key filter under churn, against plain RocksDB and a
 // periodically rebuilt Bloom front filter, in one process.
 //

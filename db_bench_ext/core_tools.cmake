@@ -1,3 +1,6 @@
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # Tools of the core filter (included by db_bench_ext/CMakeLists.txt).
 #
 # filter_bench: space, FPR, construction and lookup throughput of the cuckoo

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // filter_bench: space, accuracy and speed of the core cuckoo filter
 // (include/cuckoo/cuckoo_filter.h), per configuration.
 //

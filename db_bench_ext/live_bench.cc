@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // live_bench: the live-key filter (cuckoo::LiveKeyFilter) without a
 // database. Modes (--bench, comma-separated):
 //   probe   probe cost against the memory limit (probe_limit.h) at

@@ -1,3 +1,6 @@
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # churn_bench: plain RocksDB vs Bloom front filter vs cuckoo live-key filter
 # under a sliding-window churn workload (see the header of churn_bench.cc).
 cuckoo_add_tool(churn_bench

@@ -1,4 +1,7 @@
 #!/usr/bin/env python3
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 """make_report.py: turns the CSV files of one comparison run into report.md
 and PNG plots (gnuplot), and checks that every table has every row.
 

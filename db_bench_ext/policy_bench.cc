@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // policy_bench: RocksDB's Bloom and Ribbon filters against the cuckoo filter
 // policy, through the FilterBitsBuilder / FilterBitsReader interface that
 // RocksDB itself uses for SST filter blocks (same keys, same bits/key).

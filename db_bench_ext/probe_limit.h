@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Probe cost of a live-key filter against the memory system's limit, for
 // benchmarks (live_bench; a DB-level scale benchmark can call it on a
 // FilteredDB's filter). Header-only; links cuckoo_core_internal.

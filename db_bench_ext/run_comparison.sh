@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # run_comparison.sh: the project's main job. Shows, in one run on this
 # machine, where Bloom/Ribbon win (immutable SST filters, loose FPR) and where
 # the cuckoo filter wins (a mutable set with deletions, tight FPR).

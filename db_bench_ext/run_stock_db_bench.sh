@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # run_stock_db_bench.sh: Debian's stock db_bench (/usr/bin/db_bench, linked
 # to librocksdb) with Bloom, Ribbon and cuckoo filter policies, each set
 # through an OPTIONS file; the cuckoo policy comes from

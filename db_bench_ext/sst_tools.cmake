@@ -1,3 +1,6 @@
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # Benchmarks of the SST filter policy (issue 3). Included by
 # db_bench_ext/CMakeLists.txt, which defines cuckoo_add_tool().
 #

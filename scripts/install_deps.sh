@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # Installs the Debian packages rocksdb-cuckoo builds and runs with, when any
 # is missing. Nothing is vendored or downloaded outside apt.
 set -euo pipefail

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // DB::Open across RocksDB versions, shared by the RocksDB test suites: the
 // DB** form until 9.x, std::unique_ptr<DB>* from 10.0 (the only one in 11.x).
 #ifndef ROCKSDB_CUCKOO_TESTS_OPEN_DB_H_

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # The test command (README, .ci/run): installs missing Debian packages, then
 # builds and runs every test suite twice, in Release and with ASan+UBSan,
 # and the concurrent live-key filter suites a third time under TSan.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // A fresh directory for one test, shared by the RocksDB test suites.
 #ifndef ROCKSDB_CUCKOO_TESTS_TEMP_DIR_H_
 #define ROCKSDB_CUCKOO_TESTS_TEMP_DIR_H_

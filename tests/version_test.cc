@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // include/rocksdb_cuckoo/version.h: the macros, the runtime accessors and
 // the CMake project version (read from the same header) agree.
 #include "rocksdb_cuckoo/version.h"

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // LiveKeyFilter: a concurrent cuckoo filter over a changing set of keys (the
 // live keys of a RocksDB column family) that grows without the keys, with
 // deletion, copy-on-write checkpoints and lock-free reads.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Layout-typed lookups for loops of many independent Contains calls.
 //
 // CuckooFilter::Contains and CuckooFilterView::Contains read the filter's

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB: a RocksDB StackableDB that keeps a cuckoo::LiveKeyFilter (an in-memory
 // cuckoo filter of the live user keys) per opted-in column family and
 // answers Get / MultiGet / KeyMayExist for absent keys without descending

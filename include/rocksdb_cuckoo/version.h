@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The rocksdb-cuckoo release: compile-time macros and a runtime accessor.
 //
 //   #include "rocksdb_cuckoo/version.h"

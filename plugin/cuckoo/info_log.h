@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Printf-style messages to a RocksDB info log, shared by the SST policy and
 // FilteredDB (internal; the glue's sources include it as "../info_log.h").
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_INFO_LOG_H_

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The registrar of the in-tree plugin (cuckoo_FUNC in cuckoo.mk and
 // CMakeLists.txt). RocksDB's generated util/build_version.cc declares it
 // inside extern "C" and calls it for ObjectRegistry::Default(), so the

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Static initializer of librocksdb_cuckoo.so (not part of the static library
 // nor of the in-tree plugin, which registers through cuckoo_FUNC): loading the
 // shared library, e.g. with LD_PRELOAD into a stock db_bench, ldb or

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // A minimal program that uses rocksdb-cuckoo as a dependency: it is built
 // both against an installed package (find_package(rocksdb_cuckoo CONFIG))
 // and with add_subdirectory() of the source tree (see CMakeLists.txt).

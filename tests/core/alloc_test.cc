@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // No heap allocation on the Insert / InsertMany / Contains / ContainsBatch /
 // Erase paths (including eviction walks, the victim slot and the key
 // overloads, which hash the key), nor in View, Parse, SerializeTo and stats.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The blocked ("one cache line") layout of immutable filters, format
 // version 3 (blocked_layout.h, blocked_filter.h): no false negatives against
 // the exact set for every fingerprint width and size, the false positive

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Behaviour of CuckooFilter over every supported (f, b, semi-sort)
 // configuration, checked against an exact std::unordered_set reference:
 // no false negatives up to the load limit, erase and duplicate semantics,

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The serialized format: golden "schema" bytes of small filters (so the
 // format cannot drift), an independent decoder written from the layout
 // diagram in plugin/core/filter/filter_format.h, and corrupt-filter tests on

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // White-box tests of the core internals (plugin/core): semi-sort rank
 // tables, the packed bucket codec and its branch-free SWAR probes, and the
 // hashing functions (fingerprint range, alternate-bucket involution).

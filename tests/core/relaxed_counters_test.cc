@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // plugin/core/util/relaxed_counters.h: the counters of the listed fields,
 // and only those, reach the statistics struct; concurrent adds are exact.
 #include "util/relaxed_counters.h"

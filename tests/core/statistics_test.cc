@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Statistical properties at the sizes the issue states: load factor reached
 // before the first insert failure (2^20 and 1000003 buckets), measured FPR
 // against 2b*load/2^f (also after erasing half), and semi-sorted filters

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Shared helpers of the core filter tests: the list of supported
 // configurations, deterministic key streams, test sizes and statistical
 // bounds.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Writes the seed corpus of parse_fuzzer: one small valid block of every
 // configuration of format version 2 (some with a victim) and of the blocked
 // format version 3 (some with a stash). The committed seeds in

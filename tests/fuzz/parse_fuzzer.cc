@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // libFuzzer target for cuckoo::CuckooFilterView::Parse (and Deserialize) and
 // for the blocked (format version 3) parser of the SST policy,
 // internal::ParseBlockedFilter, on hostile bytes. Build and run with

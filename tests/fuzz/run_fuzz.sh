@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # tests/fuzz/run_fuzz.sh <build-dir> [seconds]
 # Builds tests/fuzz/parse_fuzzer.cc with clang's libFuzzer (+ ASan, UBSan)
 # against the core sources and runs it for a bounded time (default 30 s) from

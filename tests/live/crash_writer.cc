@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Test helper process: opens a FilteredDB, writes, and exits WITHOUT closing
 // the DB (no flush, no snapshot: the on-disk state a crash leaves behind).
 //

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB and the column family handles its caller owns (issue 24, item
 // 1): the caller may destroy the handles Open returned (through
 // DestroyColumnFamilyHandle) whenever a plain DB allows it, and FilteredDB's

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Forced interleavings of FilteredDB's concurrent write path (single-key
 // writers under per-key stripes, deletes checked after the write at a
 // snapshot): a test hook (plugin/cuckoo/live/test_hooks.h) pauses a writer

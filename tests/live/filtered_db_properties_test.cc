@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB observability (issue 24): the "rocksdb.cuckoo." DB properties,
 // the Statistics tickers and the PerfContext counter of reads the filter
 // answered (names and mapping in filtered_db.h).

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Concurrent stress: writer threads (single ops, batches, DeleteRange,
 // overwrites, merges) and reader threads (Get, MultiGet, direct filter
 // probes) on one FilteredDB whose filter starts tiny and grows many times.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The live-key filter without a database: placement and splits
 // (LiveLayout), the concurrent table (LiveTable), the filter's growth,
 // rebuild, not-ready and checkpoint protocols (LiveKeyFilter), the reader

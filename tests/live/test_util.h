@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Helpers shared by the FilteredDB tests: temporary directories, an append
 // merge operator, options sized for tests.
 #ifndef ROCKSDB_CUCKOO_TESTS_LIVE_TEST_UTIL_H_

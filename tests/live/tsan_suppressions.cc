@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // ThreadSanitizer suppressions for the live tests (linked only in
 // CUCKOO_TSAN builds). Debian's librocksdb is not built with TSan: its
 // lock-free structures (memtable skiplist, versions, range tombstone caches)

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The cuckoo FilterPolicy inside a real RocksDB (temporary directories):
 // point lookups, MultiGet, partitioned filters, prefix seek, OPTIONS files,
 // switching policies on an existing DB.

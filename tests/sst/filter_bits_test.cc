@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The cuckoo FilterBitsBuilder / FilterBitsReader used directly, as RocksDB's
 // table builder and reader use them: every layout, sizes, de-duplication,
 // builder reuse, post-verification, corrupted blocks, batched lookups.

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # Checks the in-tree plugin files that RocksDB's own build reads and that no
 # build of this repository exercises directly:
 #   - the root CMakeLists.txt, add_subdirectory()'d by a stand-in parent

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // librocksdb_cuckoo.so registers its factories when loaded: after dlopen,
 // "cuckoofilter:..." strings create the policy through RocksDB alone (this
 // test does not link the plugin), as in LD_PRELOAD=librocksdb_cuckoo.so

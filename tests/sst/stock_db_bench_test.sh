@@ -1,4 +1,7 @@
 #!/bin/sh
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # Stock db_bench (dynamically linked to librocksdb) with
 # LD_PRELOAD=librocksdb_cuckoo.so and an OPTIONS file naming the cuckoo
 # policy must build and use cuckoo filters. Guards the silent no-filter trap:

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Helpers shared by the SST filter policy tests.
 #ifndef ROCKSDB_CUCKOO_TESTS_SST_TEST_UTIL_H_
 #define ROCKSDB_CUCKOO_TESTS_SST_TEST_UTIL_H_

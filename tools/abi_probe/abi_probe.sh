@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Copyright (c) 2026 the rocksdb-cuckoo authors
+# SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 # abi_probe.sh: checks this project's FilterBitsBuilder / FilterBitsReader
 # declaration (filter_bits_abi.h) against the real vtable layout of a RocksDB
 # source tree. It compiles one small probe program twice (against the tree's

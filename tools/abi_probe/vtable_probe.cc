@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // vtable_probe: prints the vtable slot of every known virtual function of
 // RocksDB's FilterBitsBuilder / FilterBitsReader, as compiled.
 //

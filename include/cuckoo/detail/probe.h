@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Inline lookup path of CuckooFilter and CuckooFilterView, and the hash
 // arithmetic that places an item (shared with the table code in plugin/core).
 // Included by cuckoo_filter.h; not an API of its own: names and layout may

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The fields that place and describe one cuckoo table: its layout (f, b,
 // semi-sort), bucket count, seed, item count and victim slot. A
 // CuckooFilterView holds one; the serialized trailer

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Construction and parsing of a blocked cuckoo table (blocked_layout.h,
 // format version 3 of filter_format.h). Internal header; RocksDB-free.
 //

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The blocked ("one cache line") cuckoo layout for immutable filters (SST
 // filter blocks, format version 3): placement arithmetic and the inline
 // lookup. Internal header; RocksDB-free.

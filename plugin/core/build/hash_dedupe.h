@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Exact de-duplication of 64-bit key hashes for the SST filter builder.
 // Internal header.
 //

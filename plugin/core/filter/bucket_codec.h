@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Reading, matching and writing one packed bucket. Internal header.
 //
 // Plain bucket (b entries of f bits), entry j at bits [j*f, (j+1)*f):

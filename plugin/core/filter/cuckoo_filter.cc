@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // CuckooFilter / CuckooFilterView: the public, runtime-configured API over
 // the templated CuckooTable (see cuckoo_table.h).
 #include "cuckoo/cuckoo_filter.h"

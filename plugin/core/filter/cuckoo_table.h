@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Partial-key cuckoo hashing over a packed bucket table: lookup, batched
 // lookup, insert with random-walk eviction and a victim slot, erase.
 // Internal header; RocksDB-independent.

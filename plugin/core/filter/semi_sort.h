@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Semi-sorting of 4-entry buckets (paper section 5.2): the high 4 bits of the
 // 4 fingerprints of a bucket, sorted, form one of C(19, 4) = 3876 multisets,
 // stored as a 12-bit rank instead of 16 bits. Internal header.

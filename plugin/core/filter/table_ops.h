@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Runtime-dispatched access to the CuckooTable of one configuration.
 // Internal header.
 #ifndef CUCKOO_PLUGIN_CORE_FILTER_TABLE_OPS_H_

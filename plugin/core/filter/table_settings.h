@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Compile-time parameters of a cuckoo table and the dispatch from runtime
 // (f, b, semi-sort) values to them. Internal header.
 #ifndef CUCKOO_PLUGIN_CORE_FILTER_TABLE_SETTINGS_H_

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Internal access to a CuckooFilterView's table and victim slot, for the
 // SST reader (which probes the table through its own per-layout code) and
 // white-box tests, and to a CuckooFilter's table operations, for white-box

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // A copy-on-write image of a LiveTable at one instant, read chunk by chunk
 // while writers keep modifying the table. Internal header.
 //

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Where a key lives in a live table and how its fingerprint is stored: the
 // arithmetic shared by lookups, inserts, splits and snapshot validation.
 // Internal header; RocksDB-free.

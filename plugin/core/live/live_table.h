@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // A fixed-size cuckoo table with one writer at a time and lock-free
 // readers: the store behind LiveKeyFilter. Internal header.
 //

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Read sections without read-modify-writes, and the writer's wait for the
 // read sections that may still use a retired object. Internal header.
 //

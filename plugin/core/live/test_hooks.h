@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Test hooks of the live-key filter: null in production, set by tests to
 // run code at a chosen point of a background operation. Internal header.
 #ifndef CUCKOO_PLUGIN_CORE_LIVE_TEST_HOOKS_H_

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Little-endian loads/stores, fast range reduction and hash mixing used by
 // the cuckoo table. Internal header.
 #ifndef CUCKOO_PLUGIN_CORE_UTIL_BIT_UTIL_H_

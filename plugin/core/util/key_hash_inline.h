@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The key hash of the SST filter, inlined into the builder and the readers.
 // Internal header: include it from one .cc file only, and from no file that
 // also includes <xxhash.h> without XXH_INLINE_ALL.

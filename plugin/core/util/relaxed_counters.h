@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // RelaxedCounters: statistics counters kept as relaxed atomics, declared by
 // naming the fields of the statistics struct they fill. Internal header.
 //

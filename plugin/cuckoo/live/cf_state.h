@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The per-column-family state of FilteredDB (internal).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CF_STATE_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CF_STATE_H_

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Deferred existence checks of deletes (internal).
 //
 // A Delete of a key the filter may contain must erase one fingerprint only if

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDBImpl: the StackableDB that keeps one LiveKeyFilter per opted-in
 // column family (internal). See include/rocksdb_cuckoo/filtered_db.h for the
 // contract. The class is split by concern, as RocksDB's db/db_impl/:

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB open, close and everything around the filters' lifetime: Init
 // (load a snapshot or build from the DB), Close (persist), snapshots,
 // ingestion, dropped column families, stats, and the Open factories.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB properties: the "rocksdb.cuckoo." names of GetProperty,
 // GetIntProperty, GetMapProperty and GetAggregatedIntProperty (list and
 // units in filtered_db.h), answered from FilteredDBStats; every other name

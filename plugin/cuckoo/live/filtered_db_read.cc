@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB reads: Get, GetEntity, GetMergeOperands, KeyMayExist and
 // MultiGet answer NotFound for keys the filter rules out and pass every other
 // read to the DB.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB rebuilds: a new table filled from a DB iterator, synchronously
 // (open, ingestion, RebuildFilter, a full table) or on a background thread
 // (when the filter asks for a rescan; rebuilder.h), then installed under

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // FilteredDB writes: every write touching a filtered column family is
 // planned (write_plan.h), then the filter is updated around the DB write
 // (protocol and locks in filtered_db_impl.h).

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // ReadCounters: how many point reads of one column family consulted its
 // live-key filter and how many of them it answered "absent" (internal;
 // FilteredDB's properties report them).

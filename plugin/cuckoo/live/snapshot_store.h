@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Filter snapshot files of FilteredDB (internal): where they live, how they
 // are written (temporary file, fsync, rename) and removed (then the
 // directory is synced), and the digest of the DB's on-disk state a snapshot

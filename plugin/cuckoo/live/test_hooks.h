@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Test hook of FilteredDB (internal; tests/live includes it): when set,
 // called at named points of the write path, so that a test can pause a
 // writer or the delete checker there and force an interleaving.

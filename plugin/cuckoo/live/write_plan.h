@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Write planning of FilteredDB (internal): for every key a write touches,
 // whether it is live before the write and after it, hence which fingerprints
 // go into the filter before the DB write and which come out after it.

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // The cuckoo FilterPolicy: policy object, filter block builder and readers.
 //
 // Filter block = one serialized core filter (cuckoo/cuckoo_filter.h):

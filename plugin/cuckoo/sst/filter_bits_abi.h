@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Declarations of RocksDB's FilterBitsBuilder / FilterBitsReader.
 //
 // Since RocksDB 7.0 these classes live only in the internal header

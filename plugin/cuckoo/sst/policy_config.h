@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Configuration of the cuckoo FilterPolicy: options strings, the layouts of
 // the named factories, and the sizing rules shared by the builder (Finish),
 // ApproximateNumEntries and the tests. Internal header.
