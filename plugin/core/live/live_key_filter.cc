@@ -18,6 +18,7 @@
 #include "live/live_table.h"
 #include "live/reader_gate.h"
 #include "live/test_hooks.h"
+#include "util/relaxed_counters.h"
 
 namespace cuckoo {
 
@@ -198,23 +199,21 @@ struct LiveFilterState {
   std::atomic<uint64_t> rebuild_table_bytes{0};
   std::atomic<uint64_t> preimage_bytes{0};
 
-  // Writer counters (relaxed; read by GetStats).
-  std::atomic<uint64_t> inserts{0};
-  std::atomic<uint64_t> erases{0};
-  std::atomic<uint64_t> erase_misses{0};
-  std::atomic<uint64_t> insert_failures{0};
+  // Writer counters (relaxed; GetStats copies them into the stats).
+  RelaxedCounters<
+      LiveKeyFilterStats, &LiveKeyFilterStats::inserts,
+      &LiveKeyFilterStats::erases, &LiveKeyFilterStats::erase_misses,
+      &LiveKeyFilterStats::insert_failures, &LiveKeyFilterStats::splits,
+      &LiveKeyFilterStats::split_micros, &LiveKeyFilterStats::insert_waits,
+      &LiveKeyFilterStats::rebuilds>
+      counters;
+  // Relocations of the tables retired so far (stats.relocations adds the
+  // current table's), and the duration of the last split (a value, not a
+  // count).
   std::atomic<uint64_t> retired_relocations{0};
-  std::atomic<uint64_t> splits{0};
   std::atomic<uint64_t> last_split_micros{0};
-  std::atomic<uint64_t> split_micros{0};
-  std::atomic<uint64_t> insert_waits{0};
-  std::atomic<uint64_t> rebuilds{0};
   std::atomic<bool> rebuilding{false};
   std::atomic<bool> splitting{false};
-
-  void Count(std::atomic<uint64_t>* counter) {
-    counter->fetch_add(1, std::memory_order_relaxed);
-  }
 };
 
 }  // namespace internal
@@ -372,20 +371,12 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
       s.capacity == 0 ? 0.0 : double(s.num_keys) / double(s.capacity);
   s.bits_per_key =
       s.num_keys == 0 ? 0.0 : double(s.table_bytes) * 8 / double(s.num_keys);
-  const double values =
-      std::ldexp(1.0, s.width) - (s.level == 0 ? 1.0 : 0.0);
+  const double values = std::ldexp(1.0, s.width) - (s.level == 0 ? 1.0 : 0.0);
   const int b = internal::LiveSlotsPerBucket(s.fingerprint_bits);
   s.expected_fpr = 1.0 - std::pow(1.0 - 1.0 / values, 2.0 * b * s.load_factor);
-  s.inserts = st.inserts.load(std::memory_order_relaxed);
-  s.erases = st.erases.load(std::memory_order_relaxed);
-  s.erase_misses = st.erase_misses.load(std::memory_order_relaxed);
-  s.insert_failures = st.insert_failures.load(std::memory_order_relaxed);
+  st.counters.CopyTo(&s);
   s.relocations += st.retired_relocations.load(std::memory_order_relaxed);
-  s.splits = st.splits.load(std::memory_order_relaxed);
   s.last_split_micros = st.last_split_micros.load(std::memory_order_relaxed);
-  s.split_micros = st.split_micros.load(std::memory_order_relaxed);
-  s.insert_waits = st.insert_waits.load(std::memory_order_relaxed);
-  s.rebuilds = st.rebuilds.load(std::memory_order_relaxed);
   for (uint32_t k = 0; k < internal::kCounterStripes; ++k) {
     s.lookups += counters_[k].lookups.load(std::memory_order_relaxed);
     s.absent += counters_[k].absent.load(std::memory_order_relaxed);
@@ -561,13 +552,13 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   st.retired_relocations.fetch_add(src->relocations(),
                                    std::memory_order_relaxed);
   PublishLocked(std::shared_ptr<LiveTable>(std::move(dst)));
-  st.Count(&st.splits);
+  st.counters.Add<&LiveKeyFilterStats::splits>();
   const uint64_t micros = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - start)
           .count());
   st.last_split_micros.store(micros, std::memory_order_relaxed);
-  st.split_micros.fetch_add(micros, std::memory_order_relaxed);
+  st.counters.Add<&LiveKeyFilterStats::split_micros>(micros);
   finish(true);
   // Readers that may still hold `src` finish before it is released (a
   // Checkpoint may keep it alive longer); freed outside the mutex.
@@ -591,7 +582,11 @@ bool LiveKeyFilter::RecordIfNotReadyLocked(uint64_t hash, bool insert) {
   if (ready()) return false;
   LiveFilterState& st = *state_;
   st.rebuild_log.Add(hash, insert);
-  st.Count(insert ? &st.inserts : &st.erases);
+  if (insert) {
+    st.counters.Add<&LiveKeyFilterStats::inserts>();
+  } else {
+    st.counters.Add<&LiveKeyFilterStats::erases>();
+  }
   return true;
 }
 
@@ -606,11 +601,11 @@ bool LiveKeyFilter::Insert(KeyHash hash) {
     // duplicates, which no split separates) or the table cannot split.
     const uint64_t generation = st.generation;
     if (st.current->OnlyCopiesOf(hash.value) || !RequestSplitLocked(lock)) {
-      st.Count(&st.insert_failures);
+      st.counters.Add<&LiveKeyFilterStats::insert_failures>();
       return false;
     }
     if (st.generation == generation) {
-      if (!waited) st.Count(&st.insert_waits);
+      if (!waited) st.counters.Add<&LiveKeyFilterStats::insert_waits>();
       waited = true;
       st.changed.wait(lock, [&] {
         return st.generation != generation || !st.split_running;
@@ -619,11 +614,11 @@ bool LiveKeyFilter::Insert(KeyHash hash) {
     // MarkNotReady while waiting.
     if (RecordIfNotReadyLocked(hash.value, true)) return true;
     if (st.generation == generation) {  // the split failed
-      st.Count(&st.insert_failures);
+      st.counters.Add<&LiveKeyFilterStats::insert_failures>();
       return false;
     }
   }
-  st.Count(&st.inserts);
+  st.counters.Add<&LiveKeyFilterStats::inserts>();
   st.split_log.Add(hash.value, true);
   st.rebuild_log.Add(hash.value, true);
   // Splits start when the item's sub-table reached max_load (at level 0
@@ -641,10 +636,10 @@ bool LiveKeyFilter::Erase(KeyHash hash) {
   std::lock_guard<std::mutex> lock(st.mu);
   if (RecordIfNotReadyLocked(hash.value, false)) return true;
   if (!st.current->Erase(hash.value)) {
-    st.Count(&st.erase_misses);
+    st.counters.Add<&LiveKeyFilterStats::erase_misses>();
     return false;
   }
-  st.Count(&st.erases);
+  st.counters.Add<&LiveKeyFilterStats::erases>();
   st.split_log.Add(hash.value, false);
   st.rebuild_log.Add(hash.value, false);
   return true;
@@ -728,7 +723,7 @@ bool LiveKeyFilter::Replace(std::unique_ptr<Builder> builder) {
   st.split_retry_keys = 0;
   ready_.store(true, std::memory_order_release);
   PublishLocked(std::shared_ptr<LiveTable>(std::move(builder->table_)));
-  st.Count(&st.rebuilds);
+  st.counters.Add<&LiveKeyFilterStats::rebuilds>();
   lock.unlock();
   internal::SynchronizeReaders();
   old.reset();

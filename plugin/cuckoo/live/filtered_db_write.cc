@@ -290,7 +290,8 @@ void FilteredDBImpl::ResolveDeferredChecks(
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (live[i]) (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
+    if (live[i])
+      (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
   }
   for (const DeleteChecker::Check& check : *checks) {
     check.cf->counters.Sub<&FilteredDBStats::pending_checks>();
