@@ -906,7 +906,12 @@ TEST(LiveKeyFilter, SplitAbandonedByMarkNotReady) {
   };
   const auto keys = RandomHashes(300000, 17);
   size_t n = 0;
-  while (!filter.splitting()) ASSERT_TRUE(filter.Insert(keys[n++]));
+  // Until the split starts; the background split may also have reached its
+  // fourth chunk (not ready) before this thread sees splitting().
+  while (!filter.splitting() && filter.ready()) {
+    ASSERT_LT(n, keys.size());
+    ASSERT_TRUE(filter.Insert(keys[n++]));
+  }
   filter.WaitForSplit();
   internal::split_chunk_hook = nullptr;
   LiveKeyFilterStats s = filter.GetStats();
