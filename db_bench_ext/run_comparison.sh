@@ -17,6 +17,9 @@
 #                     multireadrandom, --statistics) once per policy;
 #   3. mutable        churn_bench: live-key filter vs rebuilt Bloom vs
 #                     counting Bloom vs no front filter;
+#   4. scale          scale_bench: FilteredDB vs plain RocksDB on DBs of
+#                     1M/4M/16M keys (open after a clean close and after a
+#                     kill, checkpoint stalls, bits/key, negative Gets);
 # and writes OUT/report.md, one CSV per table and PNG plots (gnuplot).
 # Databases go to a temporary directory that is removed at the end.
 #
@@ -27,13 +30,16 @@
 #   --smoke            tiny sizes (CI: under 2 minutes) and --check
 #   --check            fail if a table misses a row or a plot is missing
 #   --scale=X          multiply every default size by X (e.g. 4)
-#   --phases=LIST      subset of filter,sst,churn (default: all three)
+#   --phases=LIST      subset of filter,sst,churn,scale (default: all four)
 #   --sst_bits=LIST    bits/key values for the db_bench phase (default: 10,16)
 #   --tmpdir=DIR       where the temporary DBs go (default: $TMPDIR or /tmp)
 #   --dram_num=N       items of the DRAM-scale filter_bench run (default
 #                      64000000: 97 MB tables; not multiplied by --scale)
 #   --dram_keys=N      keys of the DRAM-scale policy_bench run (default
 #                      100000000: 125 MB filters at 10 bits/key)
+#   --scale_sizes=LIST DB sizes of the scale phase (default 1M,4M,16M: about
+#                      6 minutes, most of it building the 16M-key DB; not
+#                      multiplied by --scale)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,11 +49,12 @@ do_build=1
 smoke=0
 check=0
 scale=1
-phases=filter,sst,churn
+phases=filter,sst,churn,scale
 sst_bits=10,16
 tmp_parent=${TMPDIR:-/tmp}
 dram_num=
 dram_keys=
+scale_sizes=
 for arg in "$@"; do
   case "$arg" in
     --out=*) out=${arg#*=} ;;
@@ -61,7 +68,8 @@ for arg in "$@"; do
     --tmpdir=*) tmp_parent=${arg#*=} ;;
     --dram_num=*) dram_num=${arg#*=} ;;
     --dram_keys=*) dram_keys=${arg#*=} ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    --scale_sizes=*) scale_sizes=${arg#*=} ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "run_comparison: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -87,7 +95,7 @@ if [ "$do_build" = 1 ]; then
   "$root/scripts/build.sh" "$build_dir"
 fi
 tools=$build_dir/db_bench_ext
-for t in filter_bench policy_bench churn_bench; do
+for t in filter_bench policy_bench churn_bench scale_bench; do
   [ -x "$tools/$t" ] || { echo "run_comparison: $tools/$t is missing (build first)" >&2; exit 1; }
 done
 plugin=$build_dir/librocksdb_cuckoo.so
@@ -108,6 +116,7 @@ if [ "$smoke" = 1 ]; then
   churn_checkpoints=3
   dram_num=${dram_num:-300000}; dram_queries=200000; dram_repeats=1
   dram_keys=${dram_keys:-200000}; dram_sst_queries=200000
+  scale_flags=(--smoke ${scale_sizes:+--sizes=$scale_sizes})
 else
   fb_num=$(sz 10000000); fb_queries=$(sz 10000000); fb_repeats=3
   t3_keys=$(sz 10000000); t3_queries=$(sz 2000000); repeats=3
@@ -120,6 +129,7 @@ else
   # larger than the caches together, see.
   dram_num=${dram_num:-64000000}; dram_queries=10000000; dram_repeats=1
   dram_keys=${dram_keys:-100000000}; dram_sst_queries=4000000
+  scale_flags=(--sizes="${scale_sizes:-1M,4M,16M}")
 fi
 
 meta=(
@@ -186,6 +196,12 @@ if has_phase churn; then
     --checkpoints="$churn_checkpoints" --fpr_probes="$churn_probes" \
     --queries="$churn_queries" --neg_gets="$churn_neg" --db="$work/churn" \
     --csv_prefix="$out/churn" >"$out/churn.txt"
+fi
+
+if has_phase scale; then
+  begin_phase "live filter at scale: scale_bench, ${scale_flags[*]}"
+  "$tools/scale_bench" "${scale_flags[@]}" --tmpdir="$work" \
+    --csv="$out/scale.csv" >"$out/scale.txt"
 fi
 
 progress "writing the report"
