@@ -87,6 +87,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
+#include "db_bench_util.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
 DEFINE_uint64(num, 200000, "live keys N (the churn window)");
@@ -159,22 +160,15 @@ using ROCKSDB_NAMESPACE::PinnableSlice;
 using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Status;
 using ROCKSDB_NAMESPACE::WriteOptions;
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
 using cuckoo::internal::Mix64;  // bijective (SplitMix64 finalizer)
+using cuckoo_bench::Clock;
+using cuckoo_bench::Median;
+using cuckoo_bench::Seconds;
+using cuckoo_bench::SplitList;
+using cuckoo_bench::WaitForBackgroundJobs;
 
-// Key of index i: 16 hex digits of a bijection of i, so inserts arrive in
-// random key order. Indexes >= 2^62 are never inserted.
-std::string MakeKey(uint64_t i) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "%016" PRIx64,
-           Mix64(i ^ (FLAGS_seed * 0x9e3779b97f4a7c15ULL)));
-  return std::string(buf, 16);
-}
+// Key of index i (random key order). Indexes >= 2^62 are never inserted.
+std::string MakeKey(uint64_t i) { return cuckoo_bench::MakeKey(i, FLAGS_seed); }
 constexpr uint64_t kNeverBase = uint64_t{1} << 62;
 
 uint64_t KeyHash(const std::string& key) {
@@ -407,48 +401,16 @@ void Check(const Status& s, const char* what) {
   }
 }
 
-// A plain DB at `path` with DbOptions(), or exit: DB::Open takes DB** until
-// 9.x and std::unique_ptr<DB>* from 10.0 (the only form in 11.x).
+// A plain DB at `path` with DbOptions(), or exit.
 std::unique_ptr<DB> OpenPlainDb(const std::string& path) {
   std::unique_ptr<DB> db;
-#if ROCKSDB_MAJOR >= 10
-  Check(DB::Open(DbOptions(), path, &db), "open");
-#else
-  DB* raw = nullptr;
-  Check(DB::Open(DbOptions(), path, &raw), "open");
-  db.reset(raw);
-#endif
+  Check(cuckoo_test::OpenDB(DbOptions(), path, &db), "open");
   return db;
 }
 
-// Waits (up to 2 minutes) until no flush or compaction runs or is pending.
-void WaitForBackgroundJobs(DB* db) {
-  for (int i = 0; i < 1200; ++i) {
-    uint64_t pending = 0, running = 0, flushes = 0;
-    db->GetIntProperty("rocksdb.compaction-pending", &pending);
-    db->GetIntProperty("rocksdb.num-running-compactions", &running);
-    db->GetIntProperty("rocksdb.num-running-flushes", &flushes);
-    if (pending == 0 && running == 0 && flushes == 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
-// Random (incompressible) value bytes; the value of key i is a slice of it.
-const std::string& RandomData() {
-  static const std::string data = [] {
-    std::mt19937_64 rng(12345);
-    std::string d(1 << 20, '\0');
-    for (auto& c : d) c = static_cast<char>(rng());
-    return d;
-  }();
-  return data;
-}
-
+// Random (incompressible) value bytes of key i.
 ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i) {
-  const std::string& d = RandomData();
-  const uint64_t size = std::min<uint64_t>(FLAGS_value_size, d.size() / 2);
-  return ROCKSDB_NAMESPACE::Slice(d.data() + Mix64(i) % (d.size() - size),
-                                  size);
+  return cuckoo_bench::ValueOf(i, FLAGS_value_size);
 }
 
 uint64_t NanosSince(Clock::time_point t) {
@@ -763,23 +725,6 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
 // to be found (errors must be 0).
 
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // One DB of the writers bench; thread t of T owns the key indexes
 // j * T + t (j = 0, 1, ...), a sliding window [oldest[t], next[t]) of them.

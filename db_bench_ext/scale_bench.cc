@@ -98,8 +98,8 @@
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
+#include "db_bench_util.h"
 #include "rocksdb_cuckoo/filtered_db.h"
-#include "util/bit_util.h"
 
 DEFINE_string(sizes, "1M,4M,16M", "DB sizes in keys (K/M suffixes)");
 DEFINE_bool(smoke, false,
@@ -140,7 +140,6 @@ DEFINE_uint64(child_count, 0, "internal: keys the child writes");
 namespace {
 
 namespace fs = std::filesystem;
-using cuckoo::internal::Mix64;
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
 using rocksdb_cuckoo::FilteredDBStats;
@@ -151,11 +150,11 @@ using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Slice;
 using ROCKSDB_NAMESPACE::Status;
 using ROCKSDB_NAMESPACE::WriteOptions;
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using cuckoo_bench::Clock;
+using cuckoo_bench::Median;
+using cuckoo_bench::Seconds;
+using cuckoo_bench::SplitList;
+using cuckoo_bench::WaitForBackgroundJobs;
 
 // Exits with a message on a failed Status (benchmark setup errors).
 void Check(const Status& s, const std::string& what) {
@@ -169,23 +168,6 @@ void Check(const Status& s, const std::string& what) {
 [[noreturn]] void Fail(const std::string& what) {
   fprintf(stderr, "scale_bench: %s\n", what.c_str());
   exit(1);
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
 }
 
 bool HasPhase(const char* phase) {
@@ -228,25 +210,9 @@ constexpr uint64_t kGrowthBase = uint64_t{1} << 40;
 constexpr uint64_t kStallBase = uint64_t{1} << 41;
 constexpr uint64_t kAbsentBase = uint64_t{1} << 62;  // never written
 
-// Key of index i: 16 hex digits of a bijection of i (random order).
-std::string MakeKey(uint64_t i) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "%016" PRIx64,
-           Mix64(i ^ (FLAGS_seed * 0x9e3779b97f4a7c15ULL)));
-  return std::string(buf, 16);
-}
+std::string MakeKey(uint64_t i) { return cuckoo_bench::MakeKey(i, FLAGS_seed); }
+Slice ValueOf(uint64_t i) { return cuckoo_bench::ValueOf(i, FLAGS_value_size); }
 
-// Value of key i: a slice of 1 MiB of random (incompressible) bytes.
-Slice ValueOf(uint64_t i) {
-  static const std::string data = [] {
-    std::mt19937_64 rng(12345);
-    std::string d(1 << 20, '\0');
-    for (auto& c : d) c = static_cast<char>(rng());
-    return d;
-  }();
-  const uint64_t size = std::min<uint64_t>(FLAGS_value_size, data.size() / 2);
-  return Slice(data.data() + Mix64(i) % (data.size() - size), size);
-}
 
 // ---------------------------------------------------------------- options
 
@@ -289,29 +255,17 @@ FilteredDBOptions FilterOptions(const std::string& dir) {
   return f;
 }
 
-// DB::Open takes DB** until 9.x and std::unique_ptr<DB>* from 10.0.
-Status OpenPlain(const Options& options, const std::string& path,
-                 std::unique_ptr<DB>* db) {
-#if ROCKSDB_MAJOR >= 10
-  return DB::Open(options, path, db);
-#else
-  DB* raw = nullptr;
-  Status s = DB::Open(options, path, &raw);
-  db->reset(raw);
-  return s;
-#endif
+std::unique_ptr<DB> OpenPlain(uint64_t n, const std::string& dir) {
+  std::unique_ptr<DB> db;
+  Check(cuckoo_test::OpenDB(OpenOptions(n), DbPath(dir), &db), "open " + dir);
+  return db;
 }
 
-// Waits (up to 10 minutes) until no flush or compaction runs or is pending.
-void WaitForBackgroundJobs(DB* db) {
-  for (int i = 0; i < 6000; ++i) {
-    uint64_t pending = 0, running = 0, flushes = 0;
-    db->GetIntProperty("rocksdb.compaction-pending", &pending);
-    db->GetIntProperty("rocksdb.num-running-compactions", &running);
-    db->GetIntProperty("rocksdb.num-running-flushes", &flushes);
-    if (pending == 0 && running == 0 && flushes == 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+std::unique_ptr<FilteredDB> OpenFiltered(uint64_t n, const std::string& dir) {
+  std::unique_ptr<FilteredDB> db;
+  Check(FilteredDB::Open(OpenOptions(n), DbPath(dir), FilterOptions(dir), &db),
+        "filtered open " + dir);
+  return db;
 }
 
 // ---------------------------------------------------------------- files
@@ -510,18 +464,15 @@ uint64_t MissingKeys(DB* db, uint64_t begin, uint64_t end, uint64_t samples) {
 // The child of the kill phase: opens its DB, writes, says "ready" on
 // stdout and waits to be killed.
 int RunChild() {
-  const std::string dir = FLAGS_child_db;
-  const Options options = OpenOptions(FLAGS_child_keys);
   std::unique_ptr<DB> plain;
   std::unique_ptr<FilteredDB> filtered;
   DB* db = nullptr;
   if (FLAGS_child_mode == "plain") {
-    Check(OpenPlain(options, DbPath(dir), &plain), "child open");
+    plain = OpenPlain(FLAGS_child_keys, FLAGS_child_db);
     db = plain.get();
   } else if (FLAGS_child_mode == "filtered" ||
              FLAGS_child_mode == "checkpoint") {
-    Check(FilteredDB::Open(options, DbPath(dir), FilterOptions(dir), &filtered),
-          "child open");
+    filtered = OpenFiltered(FLAGS_child_keys, FLAGS_child_db);
     db = filtered.get();
     if (FLAGS_child_mode == "checkpoint")
       Check(filtered->PersistFilterSnapshots(), "child checkpoint");
@@ -662,8 +613,8 @@ void BuildBase(SizeRun* run) {
           SizeLabel(run->n).c_str(), run->n, base.c_str());
   const auto start = Clock::now();
   std::unique_ptr<DB> db;
-  Check(OpenPlain(DbOptions(run->n, BuildWriteBuffer(run->n)), DbPath(base),
-                  &db),
+  Check(cuckoo_test::OpenDB(DbOptions(run->n, BuildWriteBuffer(run->n)),
+                            DbPath(base), &db),
         "build open");
   WriteOptions wo;
   wo.disableWAL = true;
@@ -679,7 +630,7 @@ void BuildBase(SizeRun* run) {
               SizeLabel(run->n).c_str(), i + 1);
   }
   Check(db->Flush(ROCKSDB_NAMESPACE::FlushOptions()), "build flush");
-  WaitForBackgroundJobs(db.get());
+  WaitForBackgroundJobs(db.get(), 600);
   const double build_s = Seconds(start, Clock::now());
   std::string files, mb;
   LevelShape(db.get(), &files, &mb);
@@ -689,13 +640,7 @@ void BuildBase(SizeRun* run) {
   db.reset();
   // The filter snapshot of the base: FilteredDB builds it from the DB at
   // open and writes it at Close, bound to the files the close leaves.
-  {
-    std::unique_ptr<FilteredDB> fdb;
-    Check(FilteredDB::Open(OpenOptions(run->n), DbPath(base),
-                           FilterOptions(base), &fdb),
-          "base filtered open");
-    Check(fdb->Close(), "base filtered close");
-  }
+  Check(OpenFiltered(run->n, base)->Close(), "base filtered close");
   run->row.Set("base_reused", "0");
   run->row.Set("build_s", build_s, "%.1f");
   run->row.Set("levels_files", files);
@@ -718,17 +663,13 @@ void OpenPhase(SizeRun* run) {
     double p = 0, f = 0;
     for (int k = 0; k < 2; ++k) {
       if ((k + rep) % 2 == 0) {
-        std::unique_ptr<DB> db;
         const auto start = Clock::now();
-        Check(OpenPlain(OpenOptions(n), DbPath(plain_dir), &db), "open");
+        std::unique_ptr<DB> db = OpenPlain(n, plain_dir);
         p = Seconds(start, Clock::now());
         Check(db->Close(), "close");
       } else {
-        std::unique_ptr<FilteredDB> db;
         const auto start = Clock::now();
-        Check(FilteredDB::Open(OpenOptions(n), DbPath(filtered_dir),
-                               FilterOptions(filtered_dir), &db),
-              "filtered open");
+        std::unique_ptr<FilteredDB> db = OpenFiltered(n, filtered_dir);
         f = Seconds(start, Clock::now());
         FilteredDBStats stats;
         Check(db->GetFilterStats(nullptr, &stats), "stats");
@@ -751,10 +692,7 @@ void OpenPhase(SizeRun* run) {
 
 void RebuildPhase(SizeRun* run) {
   const std::string dir = run->Clone("rebuild");
-  std::unique_ptr<FilteredDB> db;
-  Check(FilteredDB::Open(OpenOptions(run->n), DbPath(dir), FilterOptions(dir),
-                         &db),
-        "filtered open");
+  std::unique_ptr<FilteredDB> db = OpenFiltered(run->n, dir);
   std::vector<double> secs, rate;
   for (uint64_t rep = 0; rep < FLAGS_reps; ++rep) {
     FilteredDBStats before, after;
@@ -810,17 +748,13 @@ void KillPhase(SizeRun* run) {
       const std::string& dir = dirs[m];
       const auto start = Clock::now();
       if (m == "plain") {
-        std::unique_ptr<DB> db;
-        Check(OpenPlain(OpenOptions(n), DbPath(dir), &db), "open after kill");
+        std::unique_ptr<DB> db = OpenPlain(n, dir);
         t["plain"] = Seconds(start, Clock::now());
         run->errors += MissingKeys(db.get(), n, n + w, 10000);
         Check(db->Close(), "close");
         continue;
       }
-      std::unique_ptr<FilteredDB> db;
-      Check(FilteredDB::Open(OpenOptions(n), DbPath(dir), FilterOptions(dir),
-                             &db),
-            "filtered open after kill");
+      std::unique_ptr<FilteredDB> db = OpenFiltered(n, dir);
       open_s[m].push_back(Seconds(start, Clock::now()));
       active_s[m].push_back(WaitUntilActive(db.get(), start));
       FilteredDBStats stats;
@@ -878,10 +812,7 @@ double PercentileMs(std::vector<uint64_t>* ns, double q) {
 
 void StallPhase(SizeRun* run) {
   const std::string dir = run->Clone("stall");
-  std::unique_ptr<FilteredDB> db;
-  Check(FilteredDB::Open(OpenOptions(run->n), DbPath(dir), FilterOptions(dir),
-                         &db),
-        "filtered open");
+  std::unique_ptr<FilteredDB> db = OpenFiltered(run->n, dir);
   const auto t0 = Clock::now();
   auto since = [t0](Clock::time_point t) {
     return static_cast<uint64_t>(
@@ -951,10 +882,7 @@ void StallPhase(SizeRun* run) {
 void MemoryPhase(SizeRun* run) {
   Row& r = run->row;
   const std::string dir = run->Clone("memory");
-  std::unique_ptr<FilteredDB> db;
-  Check(FilteredDB::Open(OpenOptions(run->n), DbPath(dir), FilterOptions(dir),
-                         &db),
-        "filtered open");
+  std::unique_ptr<FilteredDB> db = OpenFiltered(run->n, dir);
   WaitUntilActive(db.get(), Clock::now());
   FilteredDBStats stats;
   Check(db->GetFilterStats(nullptr, &stats), "stats");
@@ -998,12 +926,8 @@ void MemoryPhase(SizeRun* run) {
 void NegPhase(SizeRun* run) {
   const std::string plain_dir = run->Clone("neg_plain");
   const std::string filtered_dir = run->Clone("neg_filtered");
-  std::unique_ptr<DB> plain;
-  std::unique_ptr<FilteredDB> filtered;
-  Check(OpenPlain(OpenOptions(run->n), DbPath(plain_dir), &plain), "open");
-  Check(FilteredDB::Open(OpenOptions(run->n), DbPath(filtered_dir),
-                         FilterOptions(filtered_dir), &filtered),
-        "filtered open");
+  std::unique_ptr<DB> plain = OpenPlain(run->n, plain_dir);
+  std::unique_ptr<FilteredDB> filtered = OpenFiltered(run->n, filtered_dir);
   WaitUntilActive(filtered.get(), Clock::now());
   WaitForBackgroundJobs(plain.get());
   WaitForBackgroundJobs(filtered.get());
