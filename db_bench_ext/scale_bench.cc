@@ -57,9 +57,12 @@
 //   neg     --neg_gets Gets of never-inserted keys, plain clone vs filtered
 //           clone (both open, 8 MiB block cache each by default), in
 //           alternating chunks of 10000: ops/s and the speedup.
-//   probe   "probe vs memory limit" is a column left empty: the core probe
-//           timing tool (single / serialized / batched probe against random
-//           loads on the same bytes) is not in this tree yet.
+//   probe   probe vs memory limit: on an open filtered clone, the core's
+//           probe timing (db_bench_ext/probe_limit.h, where the tree has
+//           it): single MayContain calls in a loop against two independent
+//           random loads on an array of the table's size, the same
+//           serialized (LFENCE), and batched probes against single ones.
+//           Without that header the columns stay empty.
 // Output: a table with one column per size (stdout), progress on stderr,
 // --csv=<file> with one row per size (columns: kColumns below; an empty
 // field means not measured).
@@ -101,16 +104,26 @@
 #include "db_bench_util.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
+// The core's probe timing (single / serialized / batched probes against
+// random loads on the same bytes) where the tree has it.
+#if __has_include("probe_limit.h")
+#include "probe_limit.h"
+#define SCALE_BENCH_PROBE_LIMIT 1
+#else
+#define SCALE_BENCH_PROBE_LIMIT 0
+#endif
+
 DEFINE_string(sizes, "1M,4M,16M", "DB sizes in keys (K/M suffixes)");
 DEFINE_bool(smoke, false,
             "tiny sizes and windows (CI): --sizes=80K,160K, --reps=1, "
-            "--neg_gets=20000, --checkpoints=2, --stall_window_ms=200");
+            "--neg_gets=20000, --checkpoints=2, --stall_window_ms=200, "
+            "--probe_queries=65536, --probe_reps=3");
 DEFINE_uint64(reps, 3, "repetitions of each open measurement (medians)");
 DEFINE_string(db_dir, "",
               "keep the built base DBs here and reuse them in later runs "
               "(default: a temporary directory, removed at the end)");
 DEFINE_string(tmpdir, "", "parent of the temporary directory ($TMPDIR, /tmp)");
-DEFINE_string(phases, "open,rebuild,kill,stall,memory,neg",
+DEFINE_string(phases, "open,rebuild,kill,stall,memory,neg,probe",
               "phases to run (see the file comment)");
 DEFINE_uint64(value_size, 64, "value bytes");
 DEFINE_uint64(write_buffer_mb, 64,
@@ -128,6 +141,9 @@ DEFINE_double(growth_max_fraction, 0.6,
               "memory phase: at most this fraction of N new keys to reach a "
               "growth");
 DEFINE_uint64(neg_gets, 200000, "neg phase: Gets of absent keys per DB");
+DEFINE_uint64(probe_queries, 1 << 20,
+              "probe phase: random hashes per loop (probe_limit.h)");
+DEFINE_int32(probe_reps, 5, "probe phase: repetitions (medians)");
 DEFINE_uint64(seed, 42, "key seed");
 DEFINE_string(csv, "", "write the results (one row per size) to this file");
 // Internal: the child processes of the kill phase.
@@ -327,7 +343,9 @@ const std::vector<std::string> kColumns = {
     "bits_per_key_open", "memory_mb_open", "bits_per_key_grown",
     "memory_mb_grown", "growth_writes", "growth_keys_scanned",
     // negative Gets and probes
-    "neg_plain_ops", "neg_filtered_ops", "neg_speedup", "probe_vs_limit",
+    "neg_plain_ops", "neg_filtered_ops", "neg_speedup", "probe_table_mb",
+    "probe_single_ns", "probe_loads_ns", "probe_vs_limit",
+    "probe_serial_vs_limit", "probe_batch_vs_single",
     "errors", "seconds"};
 
 class Row {
@@ -397,28 +415,44 @@ std::string Brief(const std::string& status) {
 
 // ---------------------------------------------------------------- filter
 
-// True once the filter answers reads: stats show it neither bypassed nor
-// (where FilteredDBStats has the field) building, and one of a few Gets of
-// absent keys was answered "absent" by the filter (stats.absent grew).
-template <typename S, typename = void>
-struct HasBuildingFlag : std::false_type {};
-template <typename S>
-struct HasBuildingFlag<S, std::void_t<decltype(std::declval<S>().building)>>
-    : std::true_type {};
-
-template <typename S>
-bool StatsSayBuilding(const S& s) {
-  if constexpr (HasBuildingFlag<S>::value) {
-    return s.building;
-  } else {
-    return false;
+// FilteredDBStats differs between filter versions: the first live filter
+// has `bypassed` (SetBypass) and counts growths (rebuilds from the DB) in
+// `growths`; the core v2 filter has `building` (not ready: every key "may be
+// present") and doubles by splits (`splits`, no DB read). These read
+// whichever fields exist.
+#define SCALE_BENCH_HAS_FIELD(field)                                        \
+  template <typename S, typename = void>                                   \
+  struct Has_##field : std::false_type {};                                 \
+  template <typename S>                                                    \
+  struct Has_##field<S, std::void_t<decltype(std::declval<S>().field)>>    \
+      : std::true_type {};                                                 \
+  template <typename S>                                                    \
+  auto Field_##field(const S& s) {                                         \
+    if constexpr (Has_##field<S>::value) {                                 \
+      return s.field;                                                      \
+    } else {                                                               \
+      return decltype(s.keys_scanned){0};                                  \
+    }                                                                      \
   }
+SCALE_BENCH_HAS_FIELD(bypassed)
+SCALE_BENCH_HAS_FIELD(building)
+SCALE_BENCH_HAS_FIELD(splits)
+SCALE_BENCH_HAS_FIELD(split_in_progress)
+#undef SCALE_BENCH_HAS_FIELD
+
+// Growths of the filter so far: rebuilds started by a full table plus
+// splits (where the filter has them).
+uint64_t Growths(const FilteredDBStats& s) {
+  return s.growths + uint64_t(Field_splits(s));
 }
 
+// True once the filter answers reads: stats show it neither bypassed nor
+// building (where FilteredDBStats has these fields), and one of a few Gets
+// of absent keys was answered "absent" by the filter (stats.absent grew).
 bool FilterActive(FilteredDB* db, uint64_t* probe_index) {
   FilteredDBStats before;
   if (!db->GetFilterStats(nullptr, &before).ok()) return false;
-  if (before.bypassed || StatsSayBuilding(before)) return false;
+  if (Field_bypassed(before) || Field_building(before)) return false;
   PinnableSlice value;
   for (int i = 0; i < 4; ++i) {
     value.Reset();
@@ -895,7 +929,7 @@ void MemoryPhase(SizeRun* run) {
   uint64_t written = 0;
   ROCKSDB_NAMESPACE::WriteBatch batch;
   FilteredDBStats now = before;
-  while (written < limit && now.growths == before.growths) {
+  while (written < limit && Growths(now) == Growths(before)) {
     for (int k = 0; k < 1000 && written < limit; ++k, ++written) {
       Check(batch.Put(MakeKey(kGrowthBase + written),
                       ValueOf(kGrowthBase + written)),
@@ -905,10 +939,18 @@ void MemoryPhase(SizeRun* run) {
     batch.Clear();
     Check(db->GetFilterStats(nullptr, &now), "stats");
   }
+  // A split publishes the doubled table before it frees the old one: wait
+  // until none runs, and a little for the old table's release.
   db->WaitForFilterRebuilds();
+  for (int i = 0; i < 10000; ++i) {
+    Check(db->GetFilterStats(nullptr, &now), "stats");
+    if (!Field_split_in_progress(now)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Check(db->GetFilterStats(nullptr, &now), "stats");
   r.Set("growth_writes", std::to_string(written));
-  if (now.growths > before.growths) {
+  if (Growths(now) > Growths(before)) {
     r.Set("bits_per_key_grown", now.bits_per_key, "%.2f");
     r.Set("memory_mb_grown", double(now.memory_bytes) / 1e6, "%.2f");
     r.Set("growth_keys_scanned",
@@ -919,7 +961,7 @@ void MemoryPhase(SizeRun* run) {
   fprintf(stderr, "[%s] memory: %.2f bits/key after open; %" PRIu64
           " keys written, %" PRIu64 " growths, %.2f bits/key after\n",
           SizeLabel(run->n).c_str(), stats.bits_per_key, written,
-          now.growths - before.growths, now.bits_per_key);
+          Growths(now) - Growths(before), now.bits_per_key);
   Check(db->Close(), "close");
 }
 
@@ -966,6 +1008,41 @@ void NegPhase(SizeRun* run) {
   Check(plain->Close(), "close");
 }
 
+// Probe cost of the open filter against two random loads on an array of
+// its table's size (probe_limit.h, no writes meanwhile). Without that header
+// the columns stay empty.
+void ProbePhase(SizeRun* run) {
+#if SCALE_BENCH_PROBE_LIMIT
+  const std::string dir = run->Clone("probe");
+  std::unique_ptr<FilteredDB> db = OpenFiltered(run->n, dir);
+  WaitUntilActive(db.get(), Clock::now());
+  const cuckoo::LiveKeyFilter* filter = db->GetLiveKeyFilter(nullptr);
+  if (filter == nullptr) Fail("no live filter");
+  cuckoo_bench::ProbeLimitOptions options;
+  options.queries = FLAGS_probe_queries;
+  options.repetitions = FLAGS_probe_reps;
+  options.seed = FLAGS_seed;
+  const cuckoo_bench::ProbeLimitResult p =
+      cuckoo_bench::MeasureProbeLimit(*filter, options);
+  Row& r = run->row;
+  r.Set("probe_table_mb", double(p.table_bytes) / 1e6, "%.1f");
+  r.Set("probe_single_ns", p.single_ns, "%.1f");
+  r.Set("probe_loads_ns", p.loads_ns, "%.1f");
+  r.Set("probe_vs_limit", p.single_vs_loads(), "%.2f");
+  if (p.serialized)
+    r.Set("probe_serial_vs_limit", p.serial_vs_loads(), "%.2f");
+  r.Set("probe_batch_vs_single", p.batch_vs_single(), "%.2f");
+  fprintf(stderr, "[%s] probe: single %.1f ns, batch %.1f ns, serial %.1f "
+          "ns; loads %.1f ns, serial loads %.1f ns (%.1f MB table)\n",
+          SizeLabel(run->n).c_str(), p.single_ns, p.batch_ns, p.serial_ns,
+          p.loads_ns, p.serial_loads_ns, double(p.table_bytes) / 1e6);
+  Check(db->Close(), "close");
+#else
+  fprintf(stderr, "[%s] probe: probe_limit.h is not in this tree, skipped\n",
+          SizeLabel(run->n).c_str());
+#endif
+}
+
 Row RunSize(const std::string& parent, uint64_t n) {
   const auto start = Clock::now();
   SizeRun run;
@@ -989,6 +1066,7 @@ Row RunSize(const std::string& parent, uint64_t n) {
   timed("stall", StallPhase);
   timed("memory", MemoryPhase);
   timed("neg", NegPhase);
+  timed("probe", ProbePhase);
   run.RemoveClones();
   run.row.Set("errors", std::to_string(run.errors));
   run.row.Set("seconds", Seconds(start, Clock::now()), "%.0f");
@@ -1022,6 +1100,8 @@ int main(int argc, char** argv) {
     set_default("neg_gets", "20000");
     set_default("checkpoints", "2");
     set_default("stall_window_ms", "200");
+    set_default("probe_queries", "65536");
+    set_default("probe_reps", "3");
   }
   std::vector<uint64_t> sizes;
   for (const auto& s : SplitList(FLAGS_sizes)) sizes.push_back(ParseSize(s));
