@@ -8,7 +8,8 @@
 //           is a multi-level LSM (its shape is reported), not one ingested
 //           level. Then FilteredDB opens it once (a full rebuild scan) and
 //           closes it: the base holds a filter snapshot bound to its files.
-//           With --db_dir the base is kept and reused by later runs.
+//           With --db_dir the base is kept and reused by later runs (each
+//           run rewrites its filter snapshot in the current format).
 //   Every measurement runs on a clone of the base: a directory whose SST
 //   files are hard links to the base's and whose other files (MANIFEST,
 //   WAL, OPTIONS, the filter snapshot) are copies, so every clone starts
@@ -638,6 +639,9 @@ void BuildBase(SizeRun* run) {
       run->row.Set("base_reused", "1");
       fprintf(stderr, "[%s] reusing the base DB in %s\n",
               SizeLabel(run->n).c_str(), base.c_str());
+      // A fresh filter snapshot in this build's format (the kept one may be
+      // from another version of the filter: then this open rebuilds it).
+      Check(OpenFiltered(run->n, base)->Close(), "base filtered close");
       return;
     }
   }
