@@ -1090,7 +1090,7 @@ void RemoveTempDir() {
 int main(int argc, char** argv) {
   gflags::SetUsageMessage(
       "the live-key filter at DB scale: open, kill recovery, checkpoint "
-      "stalls, memory and negative Gets against plain RocksDB");
+      "stalls, memory, negative Gets and probes against plain RocksDB");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (!FLAGS_child_mode.empty()) return RunChild();
   if (FLAGS_smoke) {
