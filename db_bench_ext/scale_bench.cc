@@ -38,8 +38,10 @@
 //           filtered state are timed; for the filtered ones also "kill ->
 //           filter active": from the start of Open until the filter answers
 //           (stats say neither bypassed nor building, and Gets of absent
-//           keys are answered "absent" by the filter; today Open builds the
-//           filter before it returns, so this is Open's time). Every key
+//           keys are answered "absent" by the filter; where Open builds the
+//           filter before it returns this is Open's time; with
+//           background_open, Open returns first and the filter is built
+//           in the background, reads going unfiltered meanwhile). Every key
 //           written before the kill is then read back (0 false negatives).
 //   stall   a writer thread alternating Puts of new keys and Deletes of its
 //           own older keys flat out on an open filtered clone, while the
@@ -283,6 +285,15 @@ std::unique_ptr<FilteredDB> OpenFiltered(uint64_t n, const std::string& dir) {
   Check(FilteredDB::Open(OpenOptions(n), DbPath(dir), FilterOptions(dir), &db),
         "filtered open " + dir);
   return db;
+}
+
+// Opens, waits until the filter is built (Open may return before it is:
+// FilteredDBOptions::background_open) and closes: the close writes a filter
+// snapshot bound to the files it leaves.
+void WriteFilterSnapshot(uint64_t n, const std::string& dir) {
+  std::unique_ptr<FilteredDB> db = OpenFiltered(n, dir);
+  db->WaitForFilterRebuilds();
+  Check(db->Close(), "filtered close " + dir);
 }
 
 // ---------------------------------------------------------------- files
@@ -641,7 +652,7 @@ void BuildBase(SizeRun* run) {
               SizeLabel(run->n).c_str(), base.c_str());
       // A fresh filter snapshot in this build's format (the kept one may be
       // from another version of the filter: then this open rebuilds it).
-      Check(OpenFiltered(run->n, base)->Close(), "base filtered close");
+      WriteFilterSnapshot(run->n, base);
       return;
     }
   }
@@ -678,7 +689,7 @@ void BuildBase(SizeRun* run) {
   db.reset();
   // The filter snapshot of the base: FilteredDB builds it from the DB at
   // open and writes it at Close, bound to the files the close leaves.
-  Check(OpenFiltered(run->n, base)->Close(), "base filtered close");
+  WriteFilterSnapshot(run->n, base);
   run->row.Set("base_reused", "0");
   run->row.Set("build_s", build_s, "%.1f");
   run->row.Set("levels_files", files);
