@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // Helpers shared by the DB-level benchmarks (churn_bench, scale_bench):
 // timing, medians, comma lists, the key and value generators, and waiting
 // for a DB's background jobs (tests/open_db.h opens a plain DB across

@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // scale_bench: the live-key filter (FilteredDB) at DB scale, against plain
 // RocksDB on the same data, in one process (issue 23).
 //
