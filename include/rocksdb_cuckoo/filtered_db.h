@@ -302,8 +302,9 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // Writes a snapshot of every filter to snapshot_dir now (temporary file,
   // fsync, rename). Writers wait only while the filters are frozen at a
   // quiescent point: in-flight writes finish, unlogged writes are flushed
-  // (if any since the last persist), the WAL is flushed and synced, and
-  // each filter's image is frozen (O(1)); the images (the tables' bytes,
+  // (if any since the last persist) and each filter's image is frozen
+  // (O(1)); then, writers going on, the WAL is flushed and synced and the
+  // images (the tables' bytes,
   // see GetFilterStats' table_bytes) are then streamed to the files while
   // writers go on, the first write to each 512-bucket chunk not yet
   // written saving a 4 KiB pre-image. One persist at a time (a concurrent

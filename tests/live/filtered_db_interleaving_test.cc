@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "../../plugin/cuckoo/live/test_hooks.h"
+#include "rocksdb/sst_file_writer.h"
 #include "rocksdb/write_batch.h"
 #include "test_util.h"
 
@@ -403,6 +404,57 @@ TEST(FilteredDBInterleaving, CloseDuringTheBackgroundOpenBuild) {
   for (int i = 0; i < 2000; ++i)
     ASSERT_TRUE(db->Get(ReadOptions(), test::Key(i), &value).ok()) << i;
   ASSERT_TRUE(db->Get(ReadOptions(), "during", &value).ok());
+}
+
+// ------------------------------------------------- persist vs ingestion
+
+// An ingestion consumes no sequence number: while a persist streams the
+// filter image it froze, an ingestion must wait, or the snapshot (written
+// after the ingestion, bound to the DB state after it) would be used at the
+// next open and miss the ingested keys. The persist pauses after its freeze
+// while another thread ingests; then the DB is closed without a new
+// snapshot and reopened.
+TEST(FilteredDBInterleaving, IngestionWaitsForAPersistThatStreams) {
+  TempDir dir("persist_ingest");
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.snapshot_dir = dir.path() + "/snap";
+  fopts.persist_on_close = false;
+  const ROCKSDB_NAMESPACE::Options options = test::TestOptions();
+  const std::string sst = dir.path() + "/ingest.sst";
+  {
+    ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(),
+                                            options);
+    ASSERT_TRUE(writer.Open(sst).ok());
+    ASSERT_TRUE(writer.Put("ingested", "v").ok());
+    ASSERT_TRUE(writer.Finish().ok());
+  }
+  {
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(
+        FilteredDB::Open(options, dir.path() + "/db", fopts, &db).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+    Pause::Get().Arm("PersistFilterSnapshots:AfterFreeze");
+    std::thread persister(
+        [&] { EXPECT_TRUE(db->PersistFilterSnapshots().ok()); });
+    Pause::Get().WaitArrived();
+    std::thread ingester([&] {
+      EXPECT_TRUE(db->IngestExternalFile(
+                        {sst}, ROCKSDB_NAMESPACE::IngestExternalFileOptions())
+                      .ok());
+    });
+    // Time for an ingestion that does not wait to finish first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    Pause::Get().Release();
+    persister.join();
+    ingester.join();
+    ASSERT_TRUE(db->Close().ok());
+  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(options, dir.path() + "/db", fopts, &db).ok());
+  std::string value;
+  EXPECT_TRUE(db->Get(ReadOptions(), "ingested", &value).ok())
+      << Stats(db.get()).snapshot_status;
+  EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
 }
 
 }  // namespace

@@ -25,10 +25,12 @@
 // a reader (which only reads the filter, then the DB) cannot miss a key.
 //
 // Locks, in acquisition order:
-//   persist_mu_  PersistFilterSnapshots and Close: one snapshot write at a
-//       time. A persist holds write_mu_ exclusively only to freeze the
-//       filters (O(1) each) at a quiescent point, then streams their
-//       images to files while writers go on (copy-on-write checkpoints).
+//   persist_mu_  PersistFilterSnapshots, Close and ingestions: one snapshot
+//       write at a time, and no ingestion while one streams. A persist
+//       holds write_mu_ exclusively only to freeze the filters (O(1) each)
+//       at a quiescent point (no drain of the delete checks), then syncs the
+//       WAL and streams the images to files while writers go on
+//       (copy-on-write checkpoints).
 //   write_mu_ (WriterLock)  shared: single-key writes (Put, PutEntity,
 //       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
 //       groups their DB writes. Exclusive (ExclusiveLock): batches,
@@ -305,9 +307,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status LoadOrBuild(CfState* s);
   SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
                             const std::string& db_state) const;
-  // Makes every write so far durable (flush of unlogged writes, WAL sync),
-  // so that the sequence number recorded next cannot be lost by a crash.
-  Status MakeWritesDurableLocked();
+  // Flushes the filtered families if a write without WAL happened, so that
+  // the sequence number recorded next cannot be lost by a crash (the WAL
+  // sync, the other half, needs no lock). write_mu_ held exclusively.
+  Status FlushUnloggedWritesLocked();
   std::string CurrentDbState() const;
   // Removes the snapshot files of these column families (see SnapshotStore).
   void RemoveSnapshots(const std::vector<CfState*>& states);

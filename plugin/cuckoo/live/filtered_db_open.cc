@@ -150,11 +150,14 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   if (!s->loaded_from_snapshot) {
     uint64_t estimate = 0;
     db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
-    // estimate-num-keys undercounts when deletes are pending; the slack
-    // avoids an immediate growth in the common case (a growth still fixes
-    // any miss).
+    // Sized for the DB's estimate plus 1/64: a table built at the target
+    // load (0.93 at f = 12) then stores about 14 bits per key. More keys
+    // than that (an undercounting estimate, e.g. deletes of absent keys, or
+    // writes during a background build) make the table split once, in the
+    // background: twice the memory and the false positive rate until a
+    // rebuild (a rescan, RebuildFilter, the next open without a snapshot).
     const uint64_t capacity = std::max<uint64_t>(
-        options_.filter.initial_capacity, estimate + estimate / 4);
+        options_.filter.initial_capacity, estimate + estimate / 64);
     Info("cuckoo live filter [%s]: building from the DB%s (capacity %llu "
          "keys)",
          s->name.c_str(), options_.background_open ? " in the background" : "",
@@ -210,19 +213,18 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     std::string identity;
   };
   std::vector<Frozen> frozen;
+  SequenceNumber seq = 0;
   {
-    // The quiescent point: no write runs, every write so far is durable and
-    // in the filters; each filter's image is frozen there (O(1) per filter)
-    // and streamed after the lock is released, while writers go on
-    // (copy-on-write; see LiveKeyFilter::Checkpoint).
-    ExclusiveLock lock(this);
-    Status st = MakeWritesDurableLocked();
+    // The quiescent point: no write runs (in-flight single-key writes
+    // finish; the delete checker may go on: it only erases keys deleted
+    // before this point), and every write so far is in the filters. Each
+    // filter's image is frozen there (O(1) per filter) and streamed after
+    // the lock is released, while writers go on (copy-on-write; see
+    // LiveKeyFilter::Checkpoint).
+    std::unique_lock<WriterLock> lock(write_mu_);
+    Status st = FlushUnloggedWritesLocked();
     if (!st.ok()) return st;
-    const SequenceNumber seq = db_->GetLatestSequenceNumber();
-    const std::string state = CurrentDbState();
-    if (state.empty())
-      return Status::IOError(
-          "FilteredDB: cannot read the DB's MANIFEST/WAL state");
+    seq = db_->GetLatestSequenceNumber();
     for (auto& s : states_) {
       // A filter that is not ready (a failed rebuild) has no trustworthy
       // table.
@@ -233,12 +235,28 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
       if (checkpoint == nullptr) {
         return Status::Busy("FilteredDB: a filter checkpoint is in progress");
       }
-      frozen.push_back(Frozen{s.get(), std::move(checkpoint),
-                              Identity(s.get(), seq, state).Encode()});
+      frozen.push_back(Frozen{s.get(), std::move(checkpoint), ""});
     }
   }
+  TestHook("PersistFilterSnapshots:AfterFreeze");
+  // Outside the lock: the WAL sync (the writes up to `seq` become durable;
+  // a later sync covers them too: manual_wal_flush keeps writes in RocksDB's
+  // buffer, and the OS may lose unsynced WAL bytes) and the digest of the
+  // on-disk state. A digest that already includes later writes never
+  // matches a DB at `seq` (the sequence number is compared too), and one
+  // without writes that later reached the DB never matches it either: the
+  // snapshot is then ignored, never wrong.
+  Status st = db_->FlushWAL(/*sync=*/true);
+  if (!st.ok()) return st;
+  const std::string state = CurrentDbState();
+  if (state.empty())
+    return Status::IOError(
+        "FilteredDB: cannot read the DB's MANIFEST/WAL state");
   for (Frozen& f : frozen) {
-    Status st = snapshots_->WriteStream(
+    f.identity = Identity(f.state, seq, state).Encode();
+  }
+  for (Frozen& f : frozen) {
+    st = snapshots_->WriteStream(
         f.state->id, [&f](const SnapshotStore::Sink& sink) {
           return f.checkpoint->Encode(f.identity, sink);
         });
@@ -247,22 +265,19 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
   return Status::OK();
 }
 
-Status FilteredDBImpl::MakeWritesDurableLocked() {
-  if (unlogged_writes_) {
-    // Writes without WAL would be lost by a crash while the DB keeps its
-    // sequence number: make them durable before recording the sequence.
-    std::vector<ColumnFamilyHandle*> handles;
-    for (auto& s : states_) {
-      if (!s->dropped.load(std::memory_order_relaxed) && s->handle != nullptr)
-        handles.push_back(s->handle);
-    }
-    Status st = db_->Flush(ROCKSDB_NAMESPACE::FlushOptions(), handles);
-    if (!st.ok()) return st;
-    unlogged_writes_ = false;
+Status FilteredDBImpl::FlushUnloggedWritesLocked() {
+  if (!unlogged_writes_) return Status::OK();
+  // Writes without WAL would be lost by a crash while the DB keeps its
+  // sequence number: make them durable before recording the sequence.
+  std::vector<ColumnFamilyHandle*> handles;
+  for (auto& s : states_) {
+    if (!s->dropped.load(std::memory_order_relaxed) && s->handle != nullptr)
+      handles.push_back(s->handle);
   }
-  // manual_wal_flush keeps writes in RocksDB's buffer, and the OS may lose
-  // unsynced WAL bytes: flush and sync the WAL (issue 9, item 2).
-  return db_->FlushWAL(/*sync=*/true);
+  Status st = db_->Flush(ROCKSDB_NAMESPACE::FlushOptions(), handles);
+  if (!st.ok()) return st;
+  unlogged_writes_ = false;
+  return Status::OK();
 }
 
 Status FilteredDBImpl::IngestExternalFile(
@@ -283,6 +298,10 @@ Status FilteredDBImpl::IngestExternalFiles(
     if (s != nullptr) touched.push_back(s);
   }
   if (touched.empty()) return db_->IngestExternalFiles(args);
+  // Not while a persist streams: an ingestion consumes no sequence number,
+  // so a snapshot frozen before it and written after it (with a digest of
+  // the state after it) would match the DB and miss the ingested keys.
+  std::lock_guard<std::mutex> persisting(persist_mu_);
   ExclusiveLock lock(this);
   // An ingestion need not consume a sequence number: a snapshot written
   // before it must not be loaded after it (issue 9, item 1).
