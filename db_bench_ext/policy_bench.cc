@@ -29,8 +29,8 @@
 //   bloom        NewBloomFilterPolicy(bits)            (format_version 5)
 //   ribbon       NewRibbonFilterPolicy(bits, -1)       (always Ribbon)
 //   cuckoo       cuckoofilter:<bits>  (semi-sorted buckets of 4, the default)
-//   cuckoo_plain cuckoofilter:<bits>:<f>:4:0 with the largest f that fits
-//                (buckets of 4, not semi-sorted)
+//   cuckoo_plain cuckoofilter:<bits>:<f>:4:0 with the largest f <= 32 that
+//                fits at load 0.95 (buckets of 4, not semi-sorted)
 //   cuckoo_blocked cuckoofilter:<bits>:blocked (both buckets of a key in one
 //                64-byte block, format version 3)
 //
@@ -238,8 +238,11 @@ std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
         rocksdb_cuckoo::NewCuckooFilterPolicy(bits));
   }
   if (kind == "cuckoo_plain") {
+    // Plain buckets take every width up to 32 (semi-sorted ones stop at
+    // 16): capping f at 16 would pay for more bits/key without lowering
+    // the FPR.
     const int f =
-        std::min(16, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
+        std::min(32, static_cast<int>(std::floor(0.95 * bits + 1e-9)));
     std::shared_ptr<const FilterPolicy> p;
     ROCKSDB_NAMESPACE::Status s =
         rocksdb_cuckoo::NewCuckooFilterPolicyWithLayout(

@@ -91,8 +91,8 @@ policy_string() {  # policy bits
     bloom) echo "bloomfilter:$2:false" ;;
     ribbon) echo "ribbonfilter:$2:-1" ;;   # Ribbon at every level
     cuckoo) echo "cuckoofilter:$2" ;;   # semi-sorted buckets of 4
-    cuckoo_plain)  # buckets of 4, not semi-sorted: largest f with f/0.95 <= bits
-      awk -v b="$2" 'BEGIN { f = int(0.95 * b + 1e-9); if (f > 16) f = 16;
+    cuckoo_plain)  # buckets of 4, not semi-sorted: largest f <= 32 with f/0.95 <= bits
+      awk -v b="$2" 'BEGIN { f = int(0.95 * b + 1e-9); if (f > 32) f = 32;
                             printf "cuckoofilter:%s:%d:4:0\n", b, f }' ;;
     *) echo "unknown policy $1" >&2; exit 2 ;;
   esac

@@ -198,7 +198,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // one- and two-word (b = 8, odd f: not byte aligned).
                       "cuckoofilter:24", "cuckoofilter:19:17:4:0",
                       "cuckoofilter:24:23:8:0", "cuckoofilter:36:29:2:0",
-                      "cuckoofilter:64:27:1:0"),
+                      "cuckoofilter:64:27:1:0",
+                      // The widest plain layout of the report's FPR curve.
+                      "cuckoofilter:24:22:4:0"),
     [](const ::testing::TestParamInfo<std::string>& info) {
       std::string name = info.param.substr(std::strlen("cuckoofilter:"));
       for (char& c : name) {
