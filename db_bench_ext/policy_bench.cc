@@ -148,11 +148,17 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
+// Query keys. In DRAM-scale mode each key also names the filter it
+// queries; `filter` is empty when every key queries the one filter.
+struct Queries {
+  std::vector<Slice> keys;
+  std::vector<uint32_t> filter;
+};
+
 // Keys: 8-byte big-endian index (in its own range for present and absent
 // keys) followed by pseudo-random bytes, all in one buffer.
-struct KeySet {
+struct KeySet : Queries {
   std::string data;
-  std::vector<Slice> keys;
   KeySet(uint64_t count, uint64_t first_index, int key_size, uint64_t seed) {
     data.resize(count * key_size);
     std::mt19937_64 rng(seed);
@@ -264,19 +270,44 @@ std::shared_ptr<const FilterPolicy> MakePolicy(const std::string& kind,
   return nullptr;
 }
 
-// One policy under test: its filter and reader, and its best timings.
+// One policy under test: its filters (one, or --filters in DRAM-scale
+// mode), their readers, and the time of each repeat.
 struct Subject {
   std::string kind;
   std::shared_ptr<const FilterPolicy> policy;
-  std::unique_ptr<const char[]> block;
-  Slice contents;
-  std::unique_ptr<FilterBitsReader> reader;
-  Row row;
+  std::vector<std::unique_ptr<const char[]>> blocks;
+  std::vector<Slice> contents;
+  std::vector<std::unique_ptr<FilterBitsReader>> readers;
   // Seconds of each repeat.
   std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s,
       serial_neg_s;
   size_t false_pos = 0;
+
+  // Frees the filters and readers.
+  void Clear() {
+    readers.clear();
+    blocks.clear();
+    contents.clear();
+  }
 };
+
+// The subjects of `kinds` at `bits`; false (with a message) if a policy
+// cannot be made.
+bool MakeSubjects(const std::vector<std::string>& kinds, double bits,
+                  std::vector<Subject>* subjects) {
+  subjects->clear();
+  subjects->resize(kinds.size());
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    std::string error;
+    (*subjects)[i].kind = kinds[i];
+    (*subjects)[i].policy = MakePolicy(kinds[i], bits, &error);
+    if (!(*subjects)[i].policy) {
+      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
+      return false;
+    }
+  }
+  return true;
+}
 
 // This thread's CPU time, seconds.
 double ThreadCpuSeconds() {
@@ -297,9 +328,11 @@ double Time(const std::function<void()>& fn) {
   return Seconds(start, Clock::now());
 }
 
-// Builds the filter of `present` with a fresh builder (as RocksDB does per
-// table file) and returns the seconds taken.
-double Build(Subject* s, const KeySet& present) {
+// Builds a filter of `count` keys (key i is key_at(i)) with a fresh builder,
+// as RocksDB does per table file, and adds it and its reader to the
+// subject. Returns the seconds taken (making the keys included).
+template <typename KeyAt>
+double BuildFilter(Subject* s, size_t count, KeyAt key_at) {
   ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
   table_options.filter_policy = s->policy;
   ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
@@ -308,7 +341,7 @@ double Build(Subject* s, const KeySet& present) {
   const double seconds = Time([&] {
     std::unique_ptr<FilterBitsBuilder> builder(
         s->policy->GetBuilderWithContext(context));
-    for (const Slice& k : present.keys) builder->AddKey(k);
+    for (size_t i = 0; i < count; ++i) builder->AddKey(key_at(i));
     ROCKSDB_NAMESPACE::Status status;
     contents = builder->Finish(&buf, &status);
     if (!status.ok()) {
@@ -317,9 +350,9 @@ double Build(Subject* s, const KeySet& present) {
       std::exit(1);
     }
   });
-  s->block = std::move(buf);
-  s->contents = contents;
-  s->reader.reset(s->policy->GetFilterBitsReader(contents));
+  s->readers.emplace_back(s->policy->GetFilterBitsReader(contents));
+  s->blocks.push_back(std::move(buf));
+  s->contents.push_back(contents);
   return seconds;
 }
 
@@ -334,121 +367,159 @@ constexpr bool kCanSerialize = false;
 inline void SerializeLookup() {}
 #endif
 
-// Exits if another way of querying the same absent keys matched a different
-// number of them than the independent single calls.
-void CheckSameAnswers(const std::string& kind, const char* way, size_t matched,
-                      size_t single) {
-  if (matched == single) return;
-  fprintf(stderr, "%s: %s and single MayMatch disagree (%zu vs %zu)\n",
-          kind.c_str(), way, matched, single);
+// Exits unless a count of matched keys is the one expected: present keys
+// that did not all match are false negatives, and another way of querying
+// the same absent keys must match as many as the independent single calls.
+void CheckMatched(const std::string& kind, const char* what, size_t matched,
+                  size_t expected) {
+  if (matched == expected) return;
+  fprintf(stderr, "%s: %s: %zu matched, expected %zu\n", kind.c_str(), what,
+          matched, expected);
   std::exit(2);
 }
 
-// Single lookups, one at a time if kSerialized.
-template <bool kSerialized = false>
-size_t SingleLookups(FilterBitsReader* reader, const KeySet& set) {
-  size_t matched = 0;
-  for (const Slice& k : set.keys) {
-    matched += reader->MayMatch(k);
-    if (kSerialized) SerializeLookup();
+// Returns run(reader_of), where reader_of(i) is the reader that query key i
+// asks: the one reader (held in a register) when the keys name no filter.
+template <typename Run>
+size_t WithReaders(const Subject& s, const Queries& q, Run run) {
+  static_assert(
+      sizeof(std::unique_ptr<FilterBitsReader>) == sizeof(FilterBitsReader*),
+      "readers are read as raw pointers in the query loop");
+  if (q.filter.empty()) {
+    FilterBitsReader* const reader = s.readers[0].get();
+    return run([reader](size_t) { return reader; });
   }
-  return matched;
+  FilterBitsReader* const* readers =
+      reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
+  const uint32_t* filter = q.filter.data();
+  return run([readers, filter](size_t i) { return readers[filter[i]]; });
 }
 
-// Batched lookups, as FullFilterBlockReader::KeysMayMatch does for MultiGet.
-size_t BatchedLookups(FilterBitsReader* reader, const KeySet& set, int batch) {
+// Single lookups, one at a time if kSerialized (see SerializeLookup).
+template <bool kSerialized = false>
+size_t SingleLookups(const Subject& s, const Queries& q) {
+  return WithReaders(s, q, [&](auto reader_of) {
+    size_t matched = 0;
+    for (size_t i = 0; i < q.keys.size(); ++i) {
+      matched += reader_of(i)->MayMatch(q.keys[i]);
+      if (kSerialized) SerializeLookup();
+    }
+    return matched;
+  });
+}
+
+// Batched lookups of --batch keys, as FullFilterBlockReader::KeysMayMatch
+// does for MultiGet; a batch asks the filter of its first key.
+size_t BatchedLookups(const Subject& s, const Queries& q) {
+  const int batch = std::max(1, FLAGS_batch);
   std::vector<Slice*> ptrs(batch);
   std::unique_ptr<bool[]> may(new bool[batch]);
-  size_t matched = 0;
-  for (size_t start = 0; start < set.keys.size(); start += batch) {
-    const int n =
-        static_cast<int>(std::min<size_t>(batch, set.keys.size() - start));
-    for (int k = 0; k < n; ++k)
-      ptrs[k] = const_cast<Slice*>(&set.keys[start + k]);
-    reader->MayMatch(n, ptrs.data(), may.get());
-    for (int k = 0; k < n; ++k) matched += may[k];
-  }
-  return matched;
+  return WithReaders(s, q, [&](auto reader_of) {
+    size_t matched = 0;
+    for (size_t start = 0; start < q.keys.size(); start += batch) {
+      const int n =
+          static_cast<int>(std::min<size_t>(batch, q.keys.size() - start));
+      for (int k = 0; k < n; ++k)
+        ptrs[k] = const_cast<Slice*>(&q.keys[start + k]);
+      reader_of(start)->MayMatch(n, ptrs.data(), may.get());
+      for (int k = 0; k < n; ++k) matched += may[k];
+    }
+    return matched;
+  });
 }
 
-// Measures every policy at one bits/key. Each repeat runs every policy back
-// to back (builds, then each query kind), so that a busy machine slows all
-// of them alike; the best time of each is kept.
+// The query sets of a measurement: present and absent keys for single and
+// for batched lookups (the same sets, or sets whose batches each ask one
+// filter).
+struct QueryKinds {
+  const Queries* pos;
+  const Queries* neg;
+  const Queries* batch_pos;
+  const Queries* batch_neg;
+};
+
+// One repeat of every query kind; each kind runs over every subject back to
+// back, so that a busy machine slows all of them alike.
+void QueryRound(const QueryKinds& q, std::vector<Subject>* subjects) {
+  for (Subject& s : *subjects) {
+    size_t hits = 0;
+    s.pos_s.push_back(Time([&] { hits = SingleLookups(s, *q.pos); }));
+    CheckMatched(s.kind, "FALSE NEGATIVES in single MayMatch", hits,
+                 q.pos->keys.size());
+  }
+  for (Subject& s : *subjects) {
+    s.neg_s.push_back(Time([&] { s.false_pos = SingleLookups(s, *q.neg); }));
+  }
+  for (Subject& s : *subjects) {
+    if (!kCanSerialize) break;
+    size_t matched = 0;
+    s.serial_neg_s.push_back(
+        Time([&] { matched = SingleLookups<true>(s, *q.neg); }));
+    CheckMatched(s.kind, "serialized and single MayMatch disagree", matched,
+                 s.false_pos);
+  }
+  for (Subject& s : *subjects) {
+    size_t hits = 0;
+    s.batch_pos_s.push_back(
+        Time([&] { hits = BatchedLookups(s, *q.batch_pos); }));
+    CheckMatched(s.kind, "FALSE NEGATIVES in batched MayMatch", hits,
+                 q.batch_pos->keys.size());
+  }
+  for (Subject& s : *subjects) {
+    size_t matched = 0;
+    s.batch_neg_s.push_back(
+        Time([&] { matched = BatchedLookups(s, *q.batch_neg); }));
+    if (q.batch_neg == q.neg) {
+      CheckMatched(s.kind, "batched and single MayMatch disagree", matched,
+                   s.false_pos);
+    }
+  }
+}
+
+// The row of a subject at `bits` whose filters hold `keys` keys in all.
+Row MakeRow(const Subject& s, double bits, uint64_t keys, const QueryKinds& q) {
+  Row row;
+  row.policy = s.kind;
+  row.bits_arg = bits;
+  row.name = s.policy->Name();
+  row.filters = s.contents.size();
+  row.keys = keys;
+  double lines = 0;
+  for (const Slice& c : s.contents) {
+    row.filter_bytes += c.size();
+    lines += LinesPerNegative(s.kind, c);
+  }
+  row.lines_neg = lines / s.contents.size();
+  row.bits_per_key = row.filter_bytes * 8.0 / keys;
+  const double nq = q.neg->keys.size();
+  row.fpr_percent = 100.0 * s.false_pos / nq;
+  row.build_ns = Pick(s.build_s) * 1e9 / keys;
+  row.pos_ns = Pick(s.pos_s) * 1e9 / q.pos->keys.size();
+  row.neg_ns = Pick(s.neg_s) * 1e9 / nq;
+  row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q.batch_pos->keys.size();
+  row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / q.batch_neg->keys.size();
+  row.serial_neg_ns = Pick(s.serial_neg_s) * 1e9 / nq;
+  return row;
+}
+
+// Measures every policy at one bits/key, one filter of `present` each.
+// Every repeat builds each filter again, then runs the queries.
 bool RunBits(const std::vector<std::string>& kinds, double bits,
              const KeySet& present, const KeySet& pos_queries,
              const KeySet& neg_queries, std::vector<Row>* rows) {
-  std::vector<Subject> subjects(kinds.size());
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    std::string error;
-    subjects[i].kind = kinds[i];
-    subjects[i].policy = MakePolicy(kinds[i], bits, &error);
-    if (!subjects[i].policy) {
-      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
-      return false;
-    }
-  }
-  const size_t q = pos_queries.keys.size();
-  const size_t nq = neg_queries.keys.size();
-  const int batch = std::max(1, FLAGS_batch);
+  std::vector<Subject> subjects;
+  if (!MakeSubjects(kinds, bits, &subjects)) return false;
+  const QueryKinds q{&pos_queries, &neg_queries, &pos_queries, &neg_queries};
   for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
-    for (Subject& s : subjects) s.build_s.push_back(Build(&s, present));
     for (Subject& s : subjects) {
-      size_t hits = 0;
-      s.pos_s.push_back(
-          Time([&] { hits = SingleLookups(s.reader.get(), pos_queries); }));
-      if (hits != q) {
-        fprintf(stderr,
-                "%s: FALSE NEGATIVES: %zu of %zu present keys matched\n",
-                s.kind.c_str(), hits, q);
-        std::exit(2);
-      }
+      s.Clear();
+      s.build_s.push_back(BuildFilter(
+          &s, present.keys.size(), [&](size_t i) { return present.keys[i]; }));
     }
-    for (Subject& s : subjects) {
-      s.neg_s.push_back(Time(
-          [&] { s.false_pos = SingleLookups(s.reader.get(), neg_queries); }));
-    }
-    for (Subject& s : subjects) {
-      if (!kCanSerialize) break;
-      size_t matched = 0;
-      s.serial_neg_s.push_back(Time(
-          [&] { matched = SingleLookups<true>(s.reader.get(), neg_queries); }));
-      CheckSameAnswers(s.kind, "serialized", matched, s.false_pos);
-    }
-    for (Subject& s : subjects) {
-      size_t hits = 0;
-      s.batch_pos_s.push_back(Time(
-          [&] { hits = BatchedLookups(s.reader.get(), pos_queries, batch); }));
-      if (hits != q) {
-        fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
-                s.kind.c_str(), hits, q);
-        std::exit(2);
-      }
-    }
-    for (Subject& s : subjects) {
-      size_t matched = 0;
-      s.batch_neg_s.push_back(Time([&] {
-        matched = BatchedLookups(s.reader.get(), neg_queries, batch);
-      }));
-      CheckSameAnswers(s.kind, "batched", matched, s.false_pos);
-    }
+    QueryRound(q, &subjects);
   }
   for (Subject& s : subjects) {
-    Row& row = s.row;
-    row.policy = s.kind;
-    row.bits_arg = bits;
-    row.name = s.policy->Name();
-    row.keys = present.keys.size();
-    row.filter_bytes = s.contents.size();
-    row.bits_per_key = s.contents.size() * 8.0 / present.keys.size();
-    row.fpr_percent = 100.0 * s.false_pos / nq;
-    row.build_ns = Pick(s.build_s) * 1e9 / present.keys.size();
-    row.pos_ns = Pick(s.pos_s) * 1e9 / q;
-    row.neg_ns = Pick(s.neg_s) * 1e9 / nq;
-    row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
-    row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / nq;
-    row.serial_neg_ns = Pick(s.serial_neg_s) * 1e9 / nq;
-    row.lines_neg = LinesPerNegative(s.kind, s.contents);
-    rows->push_back(row);
+    rows->push_back(MakeRow(s, bits, present.keys.size(), q));
   }
   return true;
 }
@@ -469,10 +540,8 @@ void MakeKey(uint64_t filter, uint64_t index, bool absent, char* out) {
 }
 
 // Queries of one kind: keys stored back to back with their filter.
-struct QuerySet {
+struct QuerySet : Queries {
   std::string data;
-  std::vector<Slice> keys;
-  std::vector<uint32_t> filter;  // per key
   // Single queries: a random filter per key; batched: per --batch keys.
   QuerySet(uint64_t count, bool absent, bool batched, uint64_t seed) {
     std::mt19937_64 rng(seed);
@@ -490,162 +559,37 @@ struct QuerySet {
   }
 };
 
-struct DramSubject {
-  std::string kind;
-  std::shared_ptr<const FilterPolicy> policy;
-  std::vector<std::unique_ptr<const char[]>> blocks;
-  std::vector<Slice> contents;
-  std::vector<std::unique_ptr<FilterBitsReader>> readers;
-  std::vector<double> build_s, pos_s, neg_s, batch_pos_s, batch_neg_s,
-      serial_neg_s;
-  size_t false_pos = 0;
-};
-
-// Builds the --filters filters of a policy (a fresh builder per filter, as
-// RocksDB uses per table file); returns the seconds taken.
-double BuildAll(DramSubject* s) {
-  ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
-  table_options.filter_policy = s->policy;
-  ROCKSDB_NAMESPACE::FilterBuildingContext context(table_options);
-  s->readers.clear();
-  s->blocks.clear();
-  s->contents.clear();
+// Builds the --filters filters of a policy; returns the seconds taken.
+double BuildAll(Subject* s) {
+  s->Clear();
   std::vector<char> key(FLAGS_key_size);
   double seconds = 0;
   for (uint64_t f = 0; f < FLAGS_filters; ++f) {
-    std::unique_ptr<const char[]> buf;
-    Slice contents;
-    seconds += Time([&] {
-      std::unique_ptr<FilterBitsBuilder> builder(
-          s->policy->GetBuilderWithContext(context));
-      for (uint64_t i = 0; i < FLAGS_keys; ++i) {
-        MakeKey(f, i, false, key.data());
-        builder->AddKey(Slice(key.data(), key.size()));
-      }
-      ROCKSDB_NAMESPACE::Status status;
-      contents = builder->Finish(&buf, &status);
-      if (!status.ok()) {
-        fprintf(stderr, "%s: Finish failed: %s\n", s->kind.c_str(),
-                status.ToString().c_str());
-        std::exit(1);
-      }
+    seconds += BuildFilter(s, FLAGS_keys, [&](size_t i) {
+      MakeKey(f, i, false, key.data());
+      return Slice(key.data(), key.size());
     });
-    s->readers.emplace_back(s->policy->GetFilterBitsReader(contents));
-    s->blocks.push_back(std::move(buf));
-    s->contents.push_back(contents);
   }
   return seconds;
 }
 
-// Single queries, one at a time if kSerialized (see SerializeLookup).
-template <bool kSerialized = false>
-size_t DramSingle(const DramSubject& s, const QuerySet& q) {
-  size_t matched = 0;
-  FilterBitsReader* const* readers =
-      reinterpret_cast<FilterBitsReader* const*>(s.readers.data());
-  for (size_t i = 0; i < q.keys.size(); ++i) {
-    matched += readers[q.filter[i]]->MayMatch(q.keys[i]);
-    if (kSerialized) SerializeLookup();
-  }
-  return matched;
-}
-
-size_t DramBatched(const DramSubject& s, const QuerySet& q) {
-  const int batch = std::max(1, FLAGS_batch);
-  std::vector<Slice*> ptrs(batch);
-  std::unique_ptr<bool[]> may(new bool[batch]);
-  size_t matched = 0;
-  for (size_t start = 0; start < q.keys.size(); start += batch) {
-    const int n =
-        static_cast<int>(std::min<size_t>(batch, q.keys.size() - start));
-    for (int k = 0; k < n; ++k)
-      ptrs[k] = const_cast<Slice*>(&q.keys[start + k]);
-    s.readers[q.filter[start]]->MayMatch(n, ptrs.data(), may.get());
-    for (int k = 0; k < n; ++k) matched += may[k];
-  }
-  return matched;
-}
-
+// Measures every policy at one bits/key, --filters filters each. Every
+// policy's filters stay built (and in memory) for all repeats, so the
+// queries of each policy run over its full set; builds are timed once.
 bool RunBitsDram(const std::vector<std::string>& kinds, double bits,
                  std::vector<Row>* rows) {
-  static_assert(
-      sizeof(std::unique_ptr<FilterBitsReader>) == sizeof(FilterBitsReader*),
-      "readers are read as raw pointers in the query loop");
-  std::vector<DramSubject> subjects(kinds.size());
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    std::string error;
-    subjects[i].kind = kinds[i];
-    subjects[i].policy = MakePolicy(kinds[i], bits, &error);
-    if (!subjects[i].policy) {
-      fprintf(stderr, "%s: %s\n", kinds[i].c_str(), error.c_str());
-      return false;
-    }
-  }
+  std::vector<Subject> subjects;
+  if (!MakeSubjects(kinds, bits, &subjects)) return false;
   const QuerySet pos(FLAGS_queries, false, false, FLAGS_seed + 10);
   const QuerySet neg(FLAGS_queries, true, false, FLAGS_seed + 11);
   const QuerySet bpos(FLAGS_queries, false, true, FLAGS_seed + 12);
   const QuerySet bneg(FLAGS_queries, true, true, FLAGS_seed + 13);
-  const size_t q = FLAGS_queries;
-  // Every policy's filters stay built (and in memory) for all repeats, so
-  // the queries of each policy run over its full set; builds are timed once.
-  for (DramSubject& s : subjects) s.build_s.push_back(BuildAll(&s));
-  for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) {
-    for (DramSubject& s : subjects) {
-      size_t hits = 0;
-      s.pos_s.push_back(Time([&] { hits = DramSingle(s, pos); }));
-      if (hits != q) {
-        fprintf(stderr, "%s: FALSE NEGATIVES: %zu of %zu\n", s.kind.c_str(),
-                hits, q);
-        std::exit(2);
-      }
-    }
-    for (DramSubject& s : subjects)
-      s.neg_s.push_back(Time([&] { s.false_pos = DramSingle(s, neg); }));
-    for (DramSubject& s : subjects) {
-      if (!kCanSerialize) break;
-      size_t matched = 0;
-      s.serial_neg_s.push_back(
-          Time([&] { matched = DramSingle<true>(s, neg); }));
-      CheckSameAnswers(s.kind, "serialized", matched, s.false_pos);
-    }
-    for (DramSubject& s : subjects) {
-      size_t hits = 0;
-      s.batch_pos_s.push_back(Time([&] { hits = DramBatched(s, bpos); }));
-      if (hits != q) {
-        fprintf(stderr, "%s: FALSE NEGATIVES in batched MayMatch: %zu of %zu\n",
-                s.kind.c_str(), hits, q);
-        std::exit(2);
-      }
-    }
-    for (DramSubject& s : subjects) {
-      s.batch_neg_s.push_back(Time([&] { DramBatched(s, bneg); }));
-    }
-  }
-  for (DramSubject& s : subjects) {
-    Row row;
-    row.policy = s.kind;
-    row.bits_arg = bits;
-    row.name = s.policy->Name();
-    row.filters = FLAGS_filters;
-    row.keys = FLAGS_filters * FLAGS_keys;
-    double lines = 0;
-    for (const Slice& c : s.contents) {
-      row.filter_bytes += c.size();
-      lines += LinesPerNegative(s.kind, c);
-    }
-    row.lines_neg = lines / s.contents.size();
-    row.bits_per_key = row.filter_bytes * 8.0 / row.keys;
-    row.fpr_percent = 100.0 * s.false_pos / q;
-    row.build_ns = Pick(s.build_s) * 1e9 / row.keys;
-    row.pos_ns = Pick(s.pos_s) * 1e9 / q;
-    row.neg_ns = Pick(s.neg_s) * 1e9 / q;
-    row.batch_pos_ns = Pick(s.batch_pos_s) * 1e9 / q;
-    row.batch_neg_ns = Pick(s.batch_neg_s) * 1e9 / q;
-    row.serial_neg_ns = Pick(s.serial_neg_s) * 1e9 / q;
-    rows->push_back(row);
-    // Free this policy's filters before the next bits/key value.
-    s.readers.clear();
-    s.blocks.clear();
+  const QueryKinds q{&pos, &neg, &bpos, &bneg};
+  for (Subject& s : subjects) s.build_s.push_back(BuildAll(&s));
+  for (int r = 0; r < std::max(1, FLAGS_repeats); ++r) QueryRound(q, &subjects);
+  for (Subject& s : subjects) {
+    rows->push_back(MakeRow(s, bits, FLAGS_filters * FLAGS_keys, q));
+    s.Clear();  // before the next bits/key value
   }
   return true;
 }
