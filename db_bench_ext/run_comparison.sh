@@ -185,7 +185,8 @@ if has_phase sst; then
   begin_phase "immutable SST case: stock db_bench, $sst_num keys, bits/key $sst_bits"
   "$root/db_bench_ext/run_stock_db_bench.sh" --plugin="$plugin" \
     --num="$sst_num" --reads="$sst_reads" --bits="$sst_bits" \
-    --policies=bloom,ribbon,cuckoo,cuckoo_plain --repeats="$sst_repeats" \
+    --policies=bloom,ribbon,cuckoo,cuckoo_plain,cuckoo_blocked \
+    --repeats="$sst_repeats" \
     --workdir="$work/sst" \
     --csv="$out/sst_db_bench.csv" >"$out/sst_db_bench.txt"
 fi

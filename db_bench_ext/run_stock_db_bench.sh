@@ -25,7 +25,8 @@
 #   --num=<n>              keys (default 1000000)
 #   --reads=<n>            reads per read benchmark (default 500000)
 #   --bits=<list>          bits/key values, comma separated (default 10,16)
-#   --policies=<list>      bloom,ribbon,cuckoo,cuckoo_plain (default bloom,cuckoo)
+#   --policies=<list>      bloom,ribbon,cuckoo,cuckoo_plain,cuckoo_blocked
+#                          (default bloom,cuckoo)
 #   --repeats=<n>          runs per (bits, policy), best ops/s kept (default 1);
 #                          runs alternate between policies
 #   --cache_size=<bytes>   block cache (default 536870912: reads measure CPU)
@@ -94,6 +95,7 @@ policy_string() {  # policy bits
     cuckoo_plain)  # buckets of 4, not semi-sorted: largest f <= 32 with f/0.95 <= bits
       awk -v b="$2" 'BEGIN { f = int(0.95 * b + 1e-9); if (f > 32) f = 32;
                             printf "cuckoofilter:%s:%d:4:0\n", b, f }' ;;
+    cuckoo_blocked) echo "cuckoofilter:$2:blocked" ;;  # one 64-byte block per key
     *) echo "unknown policy $1" >&2; exit 2 ;;
   esac
 }
@@ -184,7 +186,7 @@ awk -v csv="$csv" '
 }
 function ratio(a, b) { return (b > 0) ? sprintf("%.3f", a / b) : "" }
 END {
-  printf "%-5s %-7s %-22s %10s %10s %10s %10s %8s %8s | %7s %7s %7s\n", "bits", "policy", "filter_policy", "fillrnd", "readrnd", "readmiss", "multiread", "bits/key", "fpr%", "rr/B", "rm/B", "mr/B"
+  printf "%-5s %-14s %-24s %10s %10s %10s %10s %8s %8s | %7s %7s %7s\n", "bits", "policy", "filter_policy", "fillrnd", "readrnd", "readmiss", "multiread", "bits/key", "fpr%", "rr/B", "rm/B", "mr/B"
   if (csv != "") print "bits_per_key,policy,filter_policy,fillrandom_ops,readrandom_ops,readmissing_ops,multireadrandom_ops,filter_bytes,filter_entries,filter_bits_per_key,useful,full_positive,full_true_positive,measured_fpr_percent,readrandom_vs_bloom,readmissing_vs_bloom,multireadrandom_vs_bloom" > csv
   for (i = 0; i < n; ++i) {
     key = order[i]; split(key, kb, " ")
@@ -195,7 +197,7 @@ END {
     r1 = (b in rr) ? ratio(rr[key], rr[b]) : ""
     r2 = (b in rm) ? ratio(rm[key], rm[b]) : ""
     r3 = (b in mr) ? ratio(mr[key], mr[b]) : ""
-    printf "%-5s %-7s %-22s %10d %10d %10d %10d %8.3f %8.4f | %7s %7s %7s\n", kb[1], kb[2], fp[key], fill[key], rr[key], rm[key], mr[key], bpk, fpr, r1, r2, r3
+    printf "%-5s %-14s %-24s %10d %10d %10d %10d %8.3f %8.4f | %7s %7s %7s\n", kb[1], kb[2], fp[key], fill[key], rr[key], rm[key], mr[key], bpk, fpr, r1, r2, r3
     if (csv != "") printf "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.4f,%d,%d,%d,%.5f,%s,%s,%s\n", kb[1], kb[2], fp[key], fill[key], rr[key], rm[key], mr[key], fb[key], fe[key], bpk, us[key], pos[key], tp[key], fpr, r1, r2, r3 >> csv
   }
 }' "$workdir/results"
