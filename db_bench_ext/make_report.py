@@ -11,7 +11,8 @@ Inputs in DIR (written by run_comparison.sh; columns are documented at the
 top of each tool's source):
   filter_bench.csv        db_bench_ext/filter_bench.cc (tidy: table,metric,value)
   filter_bench_dram.csv   the same at DRAM scale (tables larger than the caches)
-  policy_dram.csv         db_bench_ext/policy_bench.cc at DRAM scale
+  policy_dram.csv         db_bench_ext/policy_bench.cc at DRAM scale, many filters
+  policy_dram_single.csv  the same, one large filter
   table3.csv              db_bench_ext/policy_bench.cc at equal memory
   fpr_curve.csv           db_bench_ext/policy_bench.cc over a bits/key sweep
   sst_db_bench.csv        db_bench_ext/run_stock_db_bench.sh
@@ -798,8 +799,8 @@ def section_scale(rows, problems):
 
 # ----------------------------------------------------------------- main
 
-def section_dram(fb_rows, policy_dram, problems):
-    """Section 1d: filter_bench and policy_bench on tables beyond the caches."""
+def section_dram(fb_rows, policy_dram, policy_single, problems):
+    """Section 1e: filter_bench and policy_bench on tables beyond the caches."""
     lines = ["### 1e. DRAM scale", ""]
     summ = core_summary(fb_rows, problems, "filter_bench_dram")
     look = core_lookups(fb_rows)
@@ -840,39 +841,67 @@ def section_dram(fb_rows, policy_dram, problems):
         "",
     ]
     ptable = []
-    for p, r in policy_rows(policy_dram, DRAM_POLICIES, "policy_dram",
-                            problems):
-        ptable.append([
-            POLICY_LABEL[p], fmt(num(r["filter_bytes"]) / 1e6, 1),
-            fmt(num(r["bits_per_key"])), fmt(num(r["fpr_percent"]), 3),
-            fmt(1000.0 / num(r["build_ns"])), fmt(num(r["neg_ns"]), 1),
-            fmt(num(r["pos_ns"]), 1), fmt(num(r["batch_neg_ns"]), 1),
-            fmt(num(r["batch_pos_ns"]), 1),
-            fmt(num(r.get("neg_vs_bloom")), 2),
-            fmt(num(r.get("batch_neg_vs_bloom")), 2),
-            fmt(num(r.get("serial_neg_ns")), 1),
-            fmt(num(r.get("serial_neg_vs_bloom")), 2),
-        ])
-    keys = policy_dram[0]["keys"] if policy_dram else "?"
-    bits = policy_dram[0]["bits_per_key_arg"] if policy_dram else "?"
+    shapes = []  # (label, rows) of each shape present
+    for source, rows in (("policy_dram", policy_dram),
+                         ("policy_dram_single", policy_single)):
+        if not rows:
+            problems.add(f"{source}: no rows")
+            continue
+        filters, keys = int(num(rows[0]["filters"])), int(num(rows[0]["keys"]))
+        label = f"{filters} x {keys / filters / 1e6:g}M keys"
+        by = dict(policy_rows(rows, DRAM_POLICIES, source, problems))
+        shapes.append((label, filters, keys, rows[0]["bits_per_key_arg"], by))
+        for p, r in by.items():
+            ptable.append([
+                label, POLICY_LABEL[p], fmt(num(r["filter_bytes"]) / 1e6, 1),
+                fmt(num(r["bits_per_key"])), fmt(num(r["fpr_percent"]), 3),
+                fmt(1000.0 / num(r["build_ns"])),
+                fmt(num(r.get("build_vs_bloom")), 2),
+                fmt(num(r["neg_ns"]), 1), fmt(num(r["pos_ns"]), 1),
+                fmt(num(r["batch_neg_ns"]), 1), fmt(num(r["batch_pos_ns"]), 1),
+                fmt(num(r.get("neg_vs_bloom")), 2),
+                fmt(num(r.get("batch_neg_vs_bloom")), 2),
+                fmt(num(r.get("serial_neg_ns")), 1),
+                fmt(num(r.get("serial_neg_vs_bloom")), 2),
+            ])
+    described = [f"{f} filters of {k // f:,} keys" if f > 1 else
+                 f"one filter of {k:,} keys" for _, f, k, _, _ in shapes]
+    bits = shapes[0][3] if shapes else "?"
     lines += [
-        f"The SST reader at the same scale: one filter of {keys} keys at "
-        f"{bits} bits/key per policy through RocksDB's FilterBitsBuilder/"
-        "Reader (db_bench_ext/policy_bench; key hashing included). Times in "
-        "ns per key; the ratio columns are the cuckoo time over Bloom's "
-        "(below 1: faster than Bloom). neg is a loop of independent calls, "
-        "which overlap as many lookups as the core's out-of-order window "
-        "holds; serialized neg waits for each lookup to complete before the "
-        "next (LFENCE; x86-64 only), which is what the filter probe of a "
-        "point Get costs, whose probes are far apart.",
+        "The SST reader at the same scale, through RocksDB's "
+        "FilterBitsBuilder/Reader (db_bench_ext/policy_bench; key hashing "
+        f"included), at {bits} bits/key, in two shapes: first a DB's, many "
+        "SST-sized filters that together exceed the caches, where a single "
+        "query asks a random filter and a batch (a MultiGet's) asks one "
+        "filter; then one large filter. " + "; ".join(described) +
+        " per policy. Builds are timed once, a fresh builder per filter; "
+        "query times are medians of 3 runs, in ns per key. The ratio "
+        "columns are the time over Bloom's (below 1: faster than Bloom). "
+        "neg is a loop of independent calls, which overlap as many lookups "
+        "as the core's out-of-order window holds; serialized neg waits for "
+        "each lookup to complete before the next (LFENCE; x86-64 only), "
+        "which is what the filter probe of a point Get costs, whose probes "
+        "are far apart.",
         "",
-        md_table(["filter", "filter MB", "bits/key", "FPR %",
-                  "construction Mkeys/s", "neg ns", "pos ns",
-                  "batched neg ns", "batched pos ns", "neg / Bloom",
-                  "batched neg / Bloom", "serialized neg ns",
+        md_table(["shape", "filter", "filter MB", "bits/key", "FPR %",
+                  "construction Mkeys/s", "build time / Bloom", "neg ns",
+                  "pos ns", "batched neg ns", "batched pos ns",
+                  "neg / Bloom", "batched neg / Bloom", "serialized neg ns",
                   "serialized neg / Bloom"], ptable),
         "",
     ]
+    blocked = [(label, by["cuckoo_blocked"]) for label, _, _, _, by in shapes
+               if "cuckoo_blocked" in by]
+    if blocked:
+        lines += [
+            "The blocked layout against Bloom: " + "; ".join(
+                f"{label}: build {fmt(num(r.get('build_vs_bloom')))}x "
+                f"Bloom's time, batched negatives "
+                f"{fmt(num(r.get('batch_neg_vs_bloom')))}x, batched "
+                f"positives {fmt(num(r.get('batch_pos_vs_bloom')))}x, "
+                f"serialized negatives "
+                f"{fmt(num(r.get('serial_neg_vs_bloom')))}x"
+                for label, r in blocked) + ".", ""]
     return lines
 
 
@@ -891,6 +920,7 @@ def main():
     fb = read_csv(p("filter_bench.csv"), problems)
     fb_dram = read_csv(p("filter_bench_dram.csv"), problems)
     policy_dram = read_csv(p("policy_dram.csv"), problems)
+    policy_single = read_csv(p("policy_dram_single.csv"), problems)
     t3 = read_csv(p("table3.csv"), problems)
     curve = read_csv(p("fpr_curve.csv"), problems)
     sst = read_csv(p("sst_db_bench.csv"), problems)
@@ -900,7 +930,8 @@ def main():
     scale = read_csv(p("scale.csv"), problems)
 
     filt, crossover = section_filter_level(out, fb, t3, curve, problems)
-    filt += "\n" + "\n".join(section_dram(fb_dram, policy_dram, problems))
+    filt += "\n" + "\n".join(section_dram(fb_dram, policy_dram, policy_single,
+                                             problems))
     sst_md = section_sst(sst, t3, problems)
     churn_md = section_churn(out, cs, ct, cc, problems)
     scale_md = section_scale(scale, problems)

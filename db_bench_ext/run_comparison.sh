@@ -12,7 +12,9 @@
 #                     RocksDB's FilterBitsBuilder/Reader): the paper's Table 3
 #                     at equal memory and FPR versus 6..24 bits/key; and
 #                     both again at DRAM scale (tables several times the L3
-#                     cache: --dram_num items, --dram_keys SST filter keys);
+#                     cache: --dram_num items; SST filters in a DB's shape,
+#                     --dram_filters filters of --dram_filter_keys keys, and
+#                     one filter of --dram_keys keys);
 #   2. immutable SST  stock db_bench (fillrandom, readrandom, readmissing,
 #                     multireadrandom, --statistics) once per policy;
 #   3. mutable        churn_bench: live-key filter vs rebuilt Bloom vs
@@ -35,8 +37,14 @@
 #   --tmpdir=DIR       where the temporary DBs go (default: $TMPDIR or /tmp)
 #   --dram_num=N       items of the DRAM-scale filter_bench run (default
 #                      64000000: 97 MB tables; not multiplied by --scale)
-#   --dram_keys=N      keys of the DRAM-scale policy_bench run (default
-#                      100000000: 125 MB filters at 10 bits/key)
+#   --dram_filters=N   SST filters of the DRAM-scale policy_bench run in a
+#                      DB's shape (default 128: 160 MB of filters at 10
+#                      bits/key, 5x a 32 MiB L3)
+#   --dram_filter_keys=N  keys per filter of that run (default 1000000, an
+#                      SST file's worth)
+#   --dram_keys=N      keys of the one large filter of the DRAM-scale
+#                      policy_bench run (default 100000000: 125 MB at 10
+#                      bits/key)
 #   --scale_sizes=LIST DB sizes of the scale phase (default 1M,4M,16M: about
 #                      5 minutes: 1M 15 s, 4M 45 s, 16M 1 minute to build
 #                      the DB and 2 to measure; not multiplied by --scale)
@@ -55,6 +63,8 @@ tmp_parent=${TMPDIR:-/tmp}
 dram_num=
 dram_keys=
 scale_sizes=
+dram_filters=
+dram_filter_keys=
 for arg in "$@"; do
   case "$arg" in
     --out=*) out=${arg#*=} ;;
@@ -69,7 +79,9 @@ for arg in "$@"; do
     --dram_num=*) dram_num=${arg#*=} ;;
     --dram_keys=*) dram_keys=${arg#*=} ;;
     --scale_sizes=*) scale_sizes=${arg#*=} ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    --dram_filters=*) dram_filters=${arg#*=} ;;
+    --dram_filter_keys=*) dram_filter_keys=${arg#*=} ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "run_comparison: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -117,6 +129,7 @@ if [ "$smoke" = 1 ]; then
   dram_num=${dram_num:-300000}; dram_queries=200000; dram_repeats=1
   dram_keys=${dram_keys:-200000}; dram_sst_queries=200000
   scale_flags=(--smoke ${scale_sizes:+--sizes=$scale_sizes})
+  dram_filters=${dram_filters:-4}; dram_filter_keys=${dram_filter_keys:-50000}
 else
   fb_num=$(sz 10000000); fb_queries=$(sz 10000000); fb_repeats=3
   t3_keys=$(sz 10000000); t3_queries=$(sz 2000000); repeats=3
@@ -130,6 +143,7 @@ else
   dram_num=${dram_num:-64000000}; dram_queries=10000000; dram_repeats=1
   dram_keys=${dram_keys:-100000000}; dram_sst_queries=4000000
   scale_flags=(--sizes="${scale_sizes:-1M,4M,16M}")
+  dram_filters=${dram_filters:-128}; dram_filter_keys=${dram_filter_keys:-1000000}
 fi
 
 meta=(
@@ -171,10 +185,19 @@ if has_phase filter; then
     --queries="$dram_queries" --repeats="$dram_repeats" --found=0,1 \
     --batch_sizes=1024 --dependent_queries=0 --sweep=false \
     --csv="$out/filter_bench_dram.csv" >"$out/filter_bench_dram.txt"
-  progress "filter level: DRAM scale, policy_bench with $dram_keys keys at 10 bits/key"
-  "$tools/policy_bench" --keys="$dram_keys" --queries="$dram_sst_queries" \
-    --bits_per_key=10 --policies=bloom,cuckoo,cuckoo_plain,cuckoo_blocked \
-    --repeats=1 --csv="$out/policy_dram.csv" >"$out/policy_dram.txt"
+  # SST filters at DRAM scale, in a DB's shape (many SST-sized filters, a
+  # batch of queries per filter) and as one large filter. Each policy's
+  # filters are built once; the queries run 3 times, medians kept.
+  progress "filter level: DRAM scale, policy_bench with $dram_filters filters of $dram_filter_keys keys at 10 bits/key"
+  dram_policies=bloom,cuckoo,cuckoo_plain,cuckoo_blocked
+  "$tools/policy_bench" --filters="$dram_filters" --keys="$dram_filter_keys" \
+    --queries="$dram_sst_queries" --bits_per_key=10 --policies="$dram_policies" \
+    --repeats=3 --median --csv="$out/policy_dram.csv" >"$out/policy_dram.txt"
+  progress "filter level: DRAM scale, policy_bench with one filter of $dram_keys keys at 10 bits/key"
+  "$tools/policy_bench" --filters=1 --keys="$dram_keys" \
+    --queries="$dram_sst_queries" --bits_per_key=10 --policies="$dram_policies" \
+    --repeats=3 --median --csv="$out/policy_dram_single.csv" \
+    >>"$out/policy_dram.txt"
   progress "filter level: FPR vs bits/key ($curve_bits), $curve_keys keys"
   "$tools/policy_bench" --keys="$curve_keys" --queries="$curve_queries" \
     --bits_per_key="$curve_bits" --policies=bloom,ribbon,cuckoo,cuckoo_plain \

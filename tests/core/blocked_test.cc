@@ -47,24 +47,34 @@ uint32_t BlocksFor(size_t n, int f, double load) {
   return std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(n / per_block)));
 }
 
+// The hashes go to the builder in spans of span_size (0: one span), as a
+// HashList hands them over.
 Built Build(const std::vector<uint64_t>& hashes, int f, uint32_t blocks,
             uint32_t seed = 0, uint32_t max_stash = 1u << 20,
-            int max_kicks = 100) {
+            int max_kicks = 100, int group_range_bits = -1,
+            size_t span_size = 0) {
   BlockedBuildParams p;
   p.fingerprint_bits = f;
   p.num_blocks = blocks;
   p.seed = seed;
   p.max_stash = max_stash;
   p.max_kicks = max_kicks;
-  const HashSpan span{hashes.data(), hashes.size()};
+  p.group_range_bits = group_range_bits;
+  std::vector<HashSpan> spans;
+  for (size_t at = 0; at < hashes.size();) {
+    const size_t size =
+        span_size == 0 ? hashes.size() : std::min(span_size, hashes.size() - at);
+    spans.push_back({hashes.data() + at, size});
+    at += size;
+  }
   // Room for the builder (blocks, the largest stash, 8 bytes of load
   // slack) and for the trailer after the stash it wrote.
   std::vector<uint8_t> out(size_t{blocks} * kBlockBytes +
                            4 * size_t{max_stash} + kTrailerSize);
   BlockedScratch scratch;
   Built b;
-  b.result =
-      BuildBlockedTable(&span, 1, hashes.size(), p, &scratch, out.data());
+  b.result = BuildBlockedTable(spans.data(), spans.size(), hashes.size(), p,
+                               &scratch, out.data());
   if (!b.result.ok) return b;
   const size_t size = EncodeBlockedTrailer(p, b.result, out.data());
   b.bytes.assign(reinterpret_cast<const char*>(out.data()), size);
@@ -266,6 +276,91 @@ TEST(BlockedOverflowTest, FewOverflowBitsAtTheDefaultLoad) {
   EXPECT_EQ(b.result.overflow_bits,
             static_cast<uint64_t>(bits * 8 * view.ref.num_blocks + 0.5));
   for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+}
+
+// The builder groups the items by primary block in one counting sort or,
+// from a few thousand blocks on, in two (by range of blocks, then each
+// range by block): the same grouping, so the same blocks byte for byte.
+// Here the two-pass path runs on small tables with ranges from one block
+// up, and the hashes come in several spans as from a HashList.
+TEST(BlockedBuildTest, TwoPassGroupingBuildsTheSameBlocks) {
+  for (int f : {6, 10, 13}) {
+    for (size_t n : {size_t{1}, size_t{1000}, size_t{30000}}) {
+      const std::vector<uint64_t> keys = Hashes(n, 50 + f);
+      const uint32_t blocks = BlocksFor(n, f, 0.914);
+      const Built one = Build(keys, f, blocks, 0, 1u << 20, 100, 32);
+      ASSERT_TRUE(one.result.ok);
+      const BlockedView view = Parse(one.bytes);
+      for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+      for (int range_bits : {0, 1, 3, 6, 31}) {
+        for (size_t span_size : {size_t{0}, size_t{777}}) {
+          const Built two =
+              Build(keys, f, blocks, 0, 1u << 20, 100, range_bits, span_size);
+          ASSERT_TRUE(two.result.ok);
+          EXPECT_EQ(two.bytes, one.bytes)
+              << "f=" << f << " n=" << n << " range_bits=" << range_bits
+              << " span_size=" << span_size;
+        }
+      }
+    }
+  }
+}
+
+// Two items of one block whose entries are equal (fingerprint, buckets,
+// overflow class and secondary block) but whose stash keys differ: the
+// builder keeps an item's entry, not its hash, so when one of them goes to
+// the stash it looks the stash key up among its block's items, and must
+// stash the keys of both (either one would make the other a false
+// negative). One block, so every overflowed item ends in the stash; many
+// fillers and positions, so that sometimes one twin is stored and the
+// other stashed.
+TEST(BlockedStashTest, TwinEntriesStashBothKeys) {
+  using S = TableSettings<10, 4, true>;
+  const uint64_t seed_mix = BlockedSeedMix(0);
+  auto twin_key = [&](uint64_t h) {
+    const BlockedSlot s = BlockedPlace<S>(h, 1, seed_mix);
+    return (uint64_t{s.fp} << 32) | s.i1 << 16 | s.i2 << 8 | s.overflow_bit;
+  };
+  std::vector<uint64_t> candidates = Hashes(20000, 48);
+  std::sort(candidates.begin(), candidates.end(),
+            [&](uint64_t a, uint64_t b) { return twin_key(a) < twin_key(b); });
+  uint64_t a = 0, b = 0;
+  for (size_t i = 1; i < candidates.size() && a == b; ++i) {
+    if (twin_key(candidates[i - 1]) == twin_key(candidates[i]) &&
+        (BlockedPlace<S>(candidates[i - 1], 1, seed_mix).g >> 32) !=
+            (BlockedPlace<S>(candidates[i], 1, seed_mix).g >> 32)) {
+      a = candidates[i - 1];
+      b = candidates[i];
+    }
+  }
+  ASSERT_NE(a, b) << "no twins among the candidates";
+  size_t stashed_twin_runs = 0;
+  for (size_t fillers = 40; fillers <= 120; fillers += 4) {
+    const std::vector<uint64_t> filler = Hashes(fillers, 49 + fillers);
+    for (size_t at : {size_t{0}, fillers / 2, fillers}) {
+      std::vector<uint64_t> keys(filler.begin(), filler.begin() + at);
+      keys.push_back(a);
+      keys.insert(keys.end(), filler.begin() + at, filler.end());
+      keys.push_back(b);
+      const Built built = Build(keys, 10, /*blocks=*/1);
+      ASSERT_TRUE(built.result.ok);
+      const BlockedView view = Parse(built.bytes);
+      for (uint64_t h : keys) {
+        ASSERT_TRUE(BlockedContains(view, h))
+            << "fillers=" << fillers << " at=" << at;
+      }
+      const uint32_t key_a =
+          static_cast<uint32_t>(BlockedPlace<S>(a, 1, seed_mix).g >> 32);
+      const uint32_t key_b =
+          static_cast<uint32_t>(BlockedPlace<S>(b, 1, seed_mix).g >> 32);
+      const bool has_a = StashHas(view.ref, key_a);
+      EXPECT_EQ(StashHas(view.ref, key_b), has_a)
+          << "fillers=" << fillers << " at=" << at;
+      stashed_twin_runs += has_a;
+    }
+  }
+  // Runs where a twin went to the stash: the case this test is about.
+  EXPECT_GT(stashed_twin_runs, 0u);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 //
 // Construction from a known set of distinct hashes:
 //
-//   1. Items are grouped by primary block (a counting sort).
+//   1. Items are grouped by primary block, stably (a counting sort; for
+//      tables beyond the caches two, by range of blocks and then by block,
+//      so that no pass scatters writes over the whole array).
 //   2. Each block is filled on its own: an item goes to the emptier of its
 //      two buckets, else a random walk of at most max_kicks steps moves
 //      entries between their own two buckets inside the block. The item
@@ -23,6 +25,12 @@
 // different bucket pair and move away later. Entries only ever move between
 // their own two buckets of one block, so every item stays findable. O(n)
 // expected.
+//
+// Memory: an unpacked entry (BlockedEntry, 8 bytes) per slot carries what
+// steps 2 and 3 need of its item (buckets, class, secondary block), so a
+// walk or a secondary placement reads only the block's own entries; step 3,
+// whose blocks are random ones, prefetches them. Step 1 needs 8 bytes per
+// item besides the input.
 #ifndef CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
 #define CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
 
@@ -34,6 +42,7 @@
 
 #include "blocked/blocked_layout.h"
 #include "build/hash_list.h"
+#include "build/scratch_array.h"
 
 namespace cuckoo {
 namespace internal {
@@ -44,6 +53,10 @@ struct BlockedBuildParams {
   uint32_t seed = 0;
   int max_kicks = 100;     // relocation steps of one walk inside a block
   uint32_t max_stash = 0;  // build fails if more items need the stash
+  // Tests only: how the builder groups the items by block, which does not
+  // change the result: -1 chooses by size, 32 sorts in one pass, 0..31 in
+  // two passes (by ranges of 2^group_range_bits blocks, then by block).
+  int group_range_bits = -1;
 };
 
 struct BlockedBuildResult {
@@ -54,14 +67,36 @@ struct BlockedBuildResult {
   uint64_t overflow_bits = 0;  // overflow bits set, over all blocks
 };
 
+// One slot of a builder's unpacked table: what the builder needs of the
+// item stored there, so that neither moving it within its block nor sending
+// it to its secondary block reads its hash. Trivial: a value-initialized
+// entry (BlockedEntry()) is empty.
+struct BlockedEntry {
+  uint32_t block2;  // the item's secondary block
+  uint16_t fp;      // fingerprint (>= 1; 0: the slot is empty)
+  // Bits 0-5 and 6-11: the item's two buckets; 12-14: its overflow class;
+  // 15: stored in its primary block.
+  uint16_t meta;
+};
+
+// An item overflowed from its primary block, waiting for its secondary.
+struct BlockedPending {
+  BlockedEntry entry;
+  uint32_t block = 0;  // its primary block
+};
+
 // Memory of a builder reused across filters.
 struct BlockedScratch {
-  std::vector<uint64_t> sorted;   // hashes grouped by primary block
+  ScratchArray<uint64_t> sorted;  // hashes grouped by primary block
   std::vector<uint32_t> starts;   // block b: sorted[starts[b], starts[b+1])
-  std::vector<uint32_t> items;    // per slot: index into sorted + 1, 0 empty
-  std::vector<uint16_t> fps;      // per slot: fingerprint
-  std::vector<uint8_t> overflow;  // per block: overflow bits
-  std::vector<uint32_t> pending;  // overflowed items (indices into sorted)
+  std::vector<uint32_t> range_starts;  // GroupByBlock's first pass
+  std::vector<uint64_t> range;         // GroupByBlock's second pass
+  // Per block, its slots' entries and then its own record (an entry whose
+  // block2 holds the block's number of entries, fp its overflow bits and meta
+  // the overflow class most frequent among its primary items), so that
+  // placing an item in a random block reads one contiguous record.
+  ScratchArray<BlockedEntry> entries;
+  std::vector<BlockedPending> pending;  // overflowed items
   std::vector<uint32_t> stash;
 };
 
