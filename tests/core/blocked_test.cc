@@ -279,7 +279,7 @@ TEST(BlockedOverflowTest, FewOverflowBitsAtTheDefaultLoad) {
 }
 
 // The builder groups the items by primary block in one counting sort or,
-// from a few thousand blocks on, in two (by range of blocks, then each
+// from 65536 blocks on, in two (by range of blocks, then each
 // range by block): the same grouping, so the same blocks byte for byte.
 // Here the two-pass path runs on small tables with ranges from one block
 // up, and the hashes come in several spans as from a HashList.
