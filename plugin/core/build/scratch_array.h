@@ -1,3 +1,6 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
 // A builder's scratch array that keeps its memory between filters and does
 // not initialize its elements when it grows. Internal header.
 //
