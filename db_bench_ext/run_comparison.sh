@@ -146,8 +146,19 @@ else
   dram_filters=${dram_filters:-128}; dram_filter_keys=${dram_filter_keys:-1000000}
 fi
 
+# The commit the report was measured at ("-dirty" with uncommitted changes
+# to tracked files; "unknown" outside a git checkout).
+commit_of_tree() {
+  local root c
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  c=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null) || { echo unknown; return; }
+  git -C "$root" diff --quiet HEAD -- 2>/dev/null || c="$c-dirty"
+  echo "$c ($(git -C "$root" log -1 --format=%cd --date=format:%Y-%m-%d HEAD 2>/dev/null))"
+}
+
 meta=(
   "--meta=date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  "--meta=commit=$(commit_of_tree)"
   "--meta=machine=$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
   "--meta=RocksDB=$(dpkg-query -W -f='${Version}' librocksdb-dev 2>/dev/null || echo unknown) (Debian, assertions enabled)"
   "--meta=command=db_bench_ext/run_comparison.sh $*"
