@@ -281,6 +281,13 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
   // After a write to s: starts a growth if the table is full enough.
   void AfterWriteLocked(CfState* s);
+  // After a successful Replace: resets the failure count and ends Open's
+  // background build.
+  void TableInstalledLocked(CfState* s);
+  // Streams a frozen filter image, with the owner `identity`, to the
+  // family's snapshot file (PersistFilterSnapshots, Close).
+  Status WriteSnapshot(const CfState* s, LiveKeyFilter::Checkpoint* checkpoint,
+                       const std::string& identity);
   // Starts (again) the background build of a filter Open did not load
   // (CfState::open_build), for CfState::open_capacity keys.
   void StartOpenBuildLocked(CfState* s);

@@ -256,13 +256,19 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     f.identity = Identity(f.state, seq, state).Encode();
   }
   for (Frozen& f : frozen) {
-    st = snapshots_->WriteStream(
-        f.state->id, [&f](const SnapshotStore::Sink& sink) {
-          return f.checkpoint->Encode(f.identity, sink);
-        });
+    st = WriteSnapshot(f.state, f.checkpoint.get(), f.identity);
     if (!st.ok()) return st;
   }
   return Status::OK();
+}
+
+Status FilteredDBImpl::WriteSnapshot(const CfState* s,
+                                     LiveKeyFilter::Checkpoint* checkpoint,
+                                     const std::string& identity) {
+  return snapshots_->WriteStream(
+      s->id, [&](const SnapshotStore::Sink& sink) {
+        return checkpoint->Encode(identity, sink);
+      });
 }
 
 Status FilteredDBImpl::FlushUnloggedWritesLocked() {
@@ -469,9 +475,12 @@ Status FilteredDBImpl::CloseImpl() {
       if (state.empty() || cf->dropped.load(std::memory_order_relaxed) ||
           !cf->filter->ready())
         continue;
-      Status st = snapshots_->Write(
-          cf->id,
-          cf->filter->EncodeSnapshot(Identity(cf.get(), seq, state).Encode()));
+      // No writer is left: the image is the table; streamed, not copied.
+      std::unique_ptr<LiveKeyFilter::Checkpoint> checkpoint =
+          cf->filter->Freeze();
+      if (checkpoint == nullptr) continue;  // ready, and no persist runs
+      Status st = WriteSnapshot(cf.get(), checkpoint.get(),
+                                Identity(cf.get(), seq, state).Encode());
       if (!st.ok() && s.ok()) s = st;
     }
   }

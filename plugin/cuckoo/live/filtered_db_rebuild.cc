@@ -113,8 +113,7 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
     if (!overflow) {
       Progress(s, scanned, true);
       if (s->filter->Replace(std::move(builder))) {
-        s->consecutive_failures = 0;
-        s->open_build = false;
+        TableInstalledLocked(s);
         return Status::OK();
       }
     }
@@ -153,7 +152,7 @@ void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
   {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
-    retry = s->open_build && !s->filter->ready() && !s->rebuilder->running();
+    retry = s->open_build && !s->rebuilder->running();
   }
   if (!retry) return;
   // An open build that failed (overflow): started again at once, so that
@@ -164,6 +163,13 @@ void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
   if (s->rebuilder->cancelled() || s->dropped.load(std::memory_order_relaxed))
     return;
   AfterWriteLocked(s);
+}
+
+void FilteredDBImpl::TableInstalledLocked(CfState* s) {
+  s->consecutive_failures = 0;
+  // Every table FilteredDB installs after Open (the two Replace calls of
+  // this file) ends Open's background build: open_build implies not ready.
+  s->open_build = false;
 }
 
 void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
@@ -195,8 +201,7 @@ void FilteredDBImpl::InstallResultLocked(CfState* s,
                                          std::unique_ptr<Builder> builder,
                                          const Status& scan_status) {
   if (scan_status.ok() && s->filter->Replace(std::move(builder))) {
-    s->consecutive_failures = 0;
-    s->open_build = false;
+    TableInstalledLocked(s);
     Info("cuckoo live filter [%s]: new table installed (%llu keys, load %.3f)",
          s->name.c_str(), static_cast<unsigned long long>(s->filter->size()),
          s->filter->GetStats().load_factor);
@@ -236,8 +241,7 @@ void FilteredDBImpl::WaitForFilterRebuilds() {
   ExclusiveLock lock(this);
   for (auto& s : states_) {
     WaitAndCommitLocked(s.get());
-    if (s->open_build && !s->filter->ready() &&
-        !s->dropped.load(std::memory_order_relaxed)) {
+    if (s->open_build && !s->dropped.load(std::memory_order_relaxed)) {
       // The open build overflowed: finished here (a synchronous rebuild
       // sizes itself from the keys it counts).
       Status st = SyncRebuildLocked(s.get(), s->open_capacity, {});
@@ -246,7 +250,6 @@ void FilteredDBImpl::WaitForFilterRebuilds() {
              st.ToString().c_str());
       }
     }
-    if (s->filter->ready()) s->open_build = false;
   }
 }
 

@@ -364,13 +364,10 @@ void FilteredDBImpl::AfterWriteLocked(CfState* s) {
   if (s->rebuilder->running()) return;
   if (s->open_build) {
     // Open's background build (background_open) is not installed: it failed
-    // (overflow) and starts again, larger. A synchronous rebuild (ingestion,
-    // RebuildFilter) may have made the filter ready meanwhile.
-    if (!s->filter->ready()) {
-      StartOpenBuildLocked(s);
-      return;
-    }
-    s->open_build = false;
+    // (overflow) and starts again, larger (any installed table clears
+    // open_build: TableInstalledLocked).
+    StartOpenBuildLocked(s);
+    return;
   }
   // The filter doubles by itself (splits); a rebuild from the DB restores
   // the fingerprint width once splits made it narrow (RescanWanted).

@@ -130,10 +130,6 @@ Status SnapshotStore::Read(uint32_t cf_id, std::string* data) const {
   return ROCKSDB_NAMESPACE::ReadFileToString(env_, Path(cf_id), data);
 }
 
-Status SnapshotStore::Write(uint32_t cf_id, const std::string& data) const {
-  return WriteStream(cf_id, [&data](const Sink& sink) { return sink(data); });
-}
-
 Status SnapshotStore::WriteStream(
     uint32_t cf_id, const std::function<bool(const Sink&)>& produce) const {
   Status s = env_->CreateDirIfMissing(dir_);

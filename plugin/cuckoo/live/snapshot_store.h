@@ -66,8 +66,6 @@ class SnapshotStore {
   std::string Path(uint32_t cf_id) const;
   // NotFound / PathNotFound when there is no snapshot.
   ROCKSDB_NAMESPACE::Status Read(uint32_t cf_id, std::string* data) const;
-  ROCKSDB_NAMESPACE::Status Write(uint32_t cf_id,
-                                  const std::string& data) const;
   // Receives the pieces of a snapshot; false stops the write.
   using Sink = std::function<bool(std::string_view piece)>;
   // Writes the snapshot `produce` streams into the sink it is given (no
