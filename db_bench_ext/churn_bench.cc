@@ -80,15 +80,15 @@
 #include <thread>
 #include <vector>
 
-#include "util/bit_util.h"
+#include "db_bench_util.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
-#include "db_bench_util.h"
 #include "rocksdb_cuckoo/filtered_db.h"
+#include "util/bit_util.h"
 
 DEFINE_uint64(num, 200000, "live keys N (the churn window)");
 DEFINE_uint64(churn_ops, 0,
@@ -150,22 +150,22 @@ DEFINE_uint64(exclusive_ops, 5,
 
 namespace {
 
-using rocksdb_cuckoo::FilteredDB;
-using rocksdb_cuckoo::FilteredDBOptions;
-using rocksdb_cuckoo::FilteredDBStats;
 using cuckoo::LiveKeyFilter;
-using ROCKSDB_NAMESPACE::DB;
-using ROCKSDB_NAMESPACE::Options;
-using ROCKSDB_NAMESPACE::PinnableSlice;
-using ROCKSDB_NAMESPACE::ReadOptions;
-using ROCKSDB_NAMESPACE::Status;
-using ROCKSDB_NAMESPACE::WriteOptions;
 using cuckoo::internal::Mix64;  // bijective (SplitMix64 finalizer)
 using cuckoo_bench::Clock;
 using cuckoo_bench::Median;
 using cuckoo_bench::Seconds;
 using cuckoo_bench::SplitList;
 using cuckoo_bench::WaitForBackgroundJobs;
+using rocksdb_cuckoo::FilteredDB;
+using rocksdb_cuckoo::FilteredDBOptions;
+using rocksdb_cuckoo::FilteredDBStats;
+using ROCKSDB_NAMESPACE::DB;
+using ROCKSDB_NAMESPACE::Options;
+using ROCKSDB_NAMESPACE::PinnableSlice;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WriteOptions;
 
 // Key of index i (random key order). Indexes >= 2^62 are never inserted.
 std::string MakeKey(uint64_t i) { return cuckoo_bench::MakeKey(i, FLAGS_seed); }
@@ -587,7 +587,8 @@ class ModeRunner {
       std::vector<cuckoo::KeyHash> batch(kBatch);
       for (size_t i = 0; i < probes.size(); i += kBatch) {
         const size_t n = std::min(kBatch, probes.size() - i);
-        for (size_t k = 0; k < n; ++k) batch[k] = cuckoo::KeyHash(probes[i + k]);
+        for (size_t k = 0; k < n; ++k)
+          batch[k] = cuckoo::KeyHash(probes[i + k]);
         f->MayContainBatch(batch.data(), n, out.get());
         for (size_t k = 0; k < n; ++k) positives += out[k];
       }
@@ -1019,8 +1020,7 @@ OpLatencies BatchRound(WriterDb* d, uint64_t* next_batch,
   std::atomic<bool> stop{false};
   const auto start = Clock::now();
   std::thread writers([&] {
-    *writer_writes =
-        d->ChurnWhile([&stop](uint64_t) { return !stop.load(); });
+    *writer_writes = d->ChurnWhile([&stop](uint64_t) { return !stop.load(); });
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // warm up
   const uint64_t half = std::max<uint64_t>(1, FLAGS_batch_ops / 2);
@@ -1043,8 +1043,7 @@ OpLatencies BatchRound(WriterDb* d, uint64_t* next_batch,
     // An empty range (no key starts with "zz"): the wait and the plan only.
     Timed(&lat.delete_range, "delete range", [&] {
       return d->db()->DeleteRange(WriteOptions(),
-                                  d->db()->DefaultColumnFamily(), "zz0",
-                                  "zz1");
+                                  d->db()->DefaultColumnFamily(), "zz0", "zz1");
     });
     if (d->fdb() != nullptr) {
       Timed(&lat.wait_checks, "wait for checks", [&] {
@@ -1123,13 +1122,12 @@ int RunBatchLatency() {
               r, modes[m].c_str(), b.p50, b.p99, b.max);
     }
   }
-  Table summary(
-      "batch_latency_summary",
-      {"mode", "median_batch_p50_us", "median_batch_p99_us",
-       "median_batch_max_us", "pooled_batch_p99_us", "p50_vs_plain",
-       "p99_vs_plain", "max_vs_plain", "median_delete_range_max_us",
-       "median_wait_checks_max_us", "median_persist_max_us",
-       "median_writer_writes_per_sec"});
+  Table summary("batch_latency_summary",
+                {"mode", "median_batch_p50_us", "median_batch_p99_us",
+                 "median_batch_max_us", "pooled_batch_p99_us", "p50_vs_plain",
+                 "p99_vs_plain", "max_vs_plain", "median_delete_range_max_us",
+                 "median_wait_checks_max_us", "median_persist_max_us",
+                 "median_writer_writes_per_sec"});
   auto median_of = [](const std::vector<Spread>& v, double Spread::*field) {
     std::vector<double> x;
     for (const Spread& s : v) x.push_back(s.*field);
@@ -1142,14 +1140,12 @@ int RunBatchLatency() {
     const double p50 = median_of(batch[m], &Spread::p50);
     const double p99 = median_of(batch[m], &Spread::p99);
     const double max = median_of(batch[m], &Spread::max);
-    summary.Add({modes[m], Fmt(p50, "%.0f"), Fmt(p99, "%.0f"),
-                 Fmt(max, "%.0f"), Fmt(SpreadOf(pooled[m]).p99, "%.0f"),
-                 Fmt(p50 / plain_p50, "%.2f"), Fmt(p99 / plain_p99, "%.2f"),
-                 Fmt(max / plain_max, "%.2f"),
-                 Fmt(Median(range_max[m]), "%.0f"),
-                 Fmt(Median(wait_max[m]), "%.0f"),
-                 Fmt(Median(persist_max[m]), "%.0f"),
-                 Fmt(Median(wps[m]), "%.0f")});
+    summary.Add(
+        {modes[m], Fmt(p50, "%.0f"), Fmt(p99, "%.0f"), Fmt(max, "%.0f"),
+         Fmt(SpreadOf(pooled[m]).p99, "%.0f"), Fmt(p50 / plain_p50, "%.2f"),
+         Fmt(p99 / plain_p99, "%.2f"), Fmt(max / plain_max, "%.2f"),
+         Fmt(Median(range_max[m]), "%.0f"), Fmt(Median(wait_max[m]), "%.0f"),
+         Fmt(Median(persist_max[m]), "%.0f"), Fmt(Median(wps[m]), "%.0f")});
   }
   PrintTables({&reps, &summary});
   return 0;

@@ -100,9 +100,9 @@
 #include <string>
 #include <vector>
 
-#include "util/bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/typed_lookup.h"
+#include "util/bit_util.h"
 
 DEFINE_uint64(num, 10000000, "Items the filter is sized for and filled with");
 DEFINE_uint32(seed, 0, "Seed of the key streams and of the filters");

@@ -108,7 +108,8 @@ void RunProbe() {
     po.seed = FLAGS_seed;
     const cuckoo_bench::ProbeLimitResult r =
         cuckoo_bench::MeasureProbeLimit(f, po);
-    printf("| %" PRIu64 " | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | "
+    printf("| %" PRIu64
+           " | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | "
            "%.2f | %.2f | %.2f |\n",
            n, double(s.table_bytes) / (1 << 20), s.bits_per_key, r.single_ns,
            r.serial_ns, r.batch_ns, r.loads_ns, r.serial_loads_ns,
@@ -121,8 +122,9 @@ void RunProbe() {
 
 void RunFill() {
   printf("\n## first failed insert of a fresh table (load), 8 seeds\n\n");
-  printf("| f | b | buckets | min | median | default target | default max | "
-         "max limit |\n|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "| f | b | buckets | min | median | default target | default max | "
+      "max limit |\n|---|---|---|---|---|---|---|---|\n");
   for (int f : {8, 9, 10, 11, 12, 13, 16}) {
     const int b = cuckoo::internal::LiveSlotsPerBucket(f);
     for (uint64_t c : {uint64_t{1} << 14, uint64_t{1} << 20}) {
@@ -136,8 +138,8 @@ void RunFill() {
         loads.push_back(t.load_factor());
       }
       std::sort(loads.begin(), loads.end());
-      printf("| %d | %d | %" PRIu64 " | %.4f | %.4f | %.2f | %.2f | %.3f |\n", f,
-             b, c, loads.front(), loads[loads.size() / 2],
+      printf("| %d | %d | %" PRIu64 " | %.4f | %.4f | %.2f | %.2f | %.3f |\n",
+             f, b, c, loads.front(), loads[loads.size() / 2],
              cuckoo::DefaultLiveTargetLoad(b), cuckoo::DefaultLiveMaxLoad(b),
              cuckoo::LiveMaxLoadLimit(b));
       fflush(stdout);
@@ -195,10 +197,9 @@ void RunGrowth() {
       // inserter pauses; the split runs on meanwhile).
       const LiveKeyFilterStats s = f.GetStats();
       if (s.level == int(levels.size())) {
-        levels.push_back(Level{s.level, s.num_keys, s.load_factor,
-                               s.bits_per_key,
-                               MeasureFpr(f, FLAGS_fpr_queries, i),
-                               s.expected_fpr});
+        levels.push_back(
+            Level{s.level, s.num_keys, s.load_factor, s.bits_per_key,
+                  MeasureFpr(f, FLAGS_fpr_queries, i), s.expected_fpr});
       }
     }
     if (!now_splitting && was_splitting) {
@@ -214,9 +215,8 @@ void RunGrowth() {
   }
   double bits_sum = 0;
   uint64_t bits_samples = 0;
-  for (uint64_t k = first_split_end / 1024 + 1; k <= last_split_start / 1024 &&
-                                                 k < bits.size();
-       ++k) {
+  for (uint64_t k = first_split_end / 1024 + 1;
+       k <= last_split_start / 1024 && k < bits.size(); ++k) {
     bits_sum += bits[k];
     ++bits_samples;
   }
@@ -226,22 +226,26 @@ void RunGrowth() {
          " keys by splits (f = %d, background thread)\n\n",
          FLAGS_growth_from, FLAGS_growth_to, FLAGS_fingerprint_bits);
   printf("splits %" PRIu64 ", insert waits %" PRIu64
-         ", insert failures %" PRIu64 ", keys scanned 0 (no keys at this "
+         ", insert failures %" PRIu64
+         ", keys scanned 0 (no keys at this "
          "layer), wall %.2f s, inserts %.2f Mkeys/s (timed part)\n",
          s.splits, s.insert_waits, s.insert_failures, total,
          double(FLAGS_growth_to) / insert_seconds / 1e6);
-  printf("final: level %d, width %d, load %.3f, %.2f bits/key; bits/key "
-         "averaged over the inserts of the complete doublings (keys %" PRIu64
-         " to %" PRIu64 "): %.2f (64 * 2 ln 2 / (b * max_load) = %.2f)\n",
-         s.level, s.width, s.load_factor, s.bits_per_key, first_split_end,
-         last_split_start, bits_samples ? bits_sum / double(bits_samples) : 0,
-         128 * std::log(2.0) /
-             (cuckoo::internal::LiveSlotsPerBucket(FLAGS_fingerprint_bits) *
-              f.options().max_load));
-  printf("split durations (ms, freeze to publication, stats.last_split_micros):");
+  printf(
+      "final: level %d, width %d, load %.3f, %.2f bits/key; bits/key "
+      "averaged over the inserts of the complete doublings (keys %" PRIu64
+      " to %" PRIu64 "): %.2f (64 * 2 ln 2 / (b * max_load) = %.2f)\n",
+      s.level, s.width, s.load_factor, s.bits_per_key, first_split_end,
+      last_split_start, bits_samples ? bits_sum / double(bits_samples) : 0,
+      128 * std::log(2.0) /
+          (cuckoo::internal::LiveSlotsPerBucket(FLAGS_fingerprint_bits) *
+           f.options().max_load));
+  printf(
+      "split durations (ms, freeze to publication, stats.last_split_micros):");
   for (double ms : split_ms) printf(" %.1f", ms);
-  printf("\n\n| inserts | count | p50 ns | p99 ns | p99.9 ns | max ns |\n"
-         "|---|---|---|---|---|---|\n");
+  printf(
+      "\n\n| inserts | count | p50 ns | p99 ns | p99.9 ns | max ns |\n"
+      "|---|---|---|---|---|---|\n");
   for (auto* v : {&outside, &during}) {
     const size_t n = v->size();
     const double p50 = Percentile(v, 0.5), p99 = Percentile(v, 0.99),
@@ -251,8 +255,9 @@ void RunGrowth() {
            v == &outside ? "outside splits" : "during splits", n, p50, p99,
            p999, mx);
   }
-  printf("\n| level | width | keys | load | bits/key | FPR measured | FPR "
-         "expected |\n|---|---|---|---|---|---|---|\n");
+  printf(
+      "\n| level | width | keys | load | bits/key | FPR measured | FPR "
+      "expected |\n|---|---|---|---|---|---|---|\n");
   for (const Level& l : levels) {
     printf("| %d | %d | %" PRIu64 " | %.3f | %.2f | %.4f%% | %.4f%% |\n",
            l.level, FLAGS_fingerprint_bits - l.level, l.keys, l.load, l.bits,

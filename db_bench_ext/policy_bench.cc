@@ -689,9 +689,9 @@ int main(int argc, char** argv) {
           bloom ? Ratio(r.batch_pos_ns, bloom->batch_pos_ns).c_str() : "",
           bloom ? Ratio(r.batch_neg_ns, bloom->batch_neg_ns).c_str() : "");
       if (kCanSerialize) {
-        printf(" | %6.1f %6s", r.serial_neg_ns,
-               bloom ? Ratio(r.serial_neg_ns, bloom->serial_neg_ns).c_str()
-                     : "");
+        printf(
+            " | %6.1f %6s", r.serial_neg_ns,
+            bloom ? Ratio(r.serial_neg_ns, bloom->serial_neg_ns).c_str() : "");
       }
       printf("\n");
     }

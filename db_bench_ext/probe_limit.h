@@ -170,17 +170,15 @@ inline ProbeLimitResult MeasureProbeLimit(const cuckoo::LiveKeyFilter& filter,
   std::vector<double> single, serial, batch, loads, serial_loads;
   for (int rep = 0; rep < options.repetitions; ++rep) {
     uint64_t hits = 0, serial_hits = 0, batch_hits = 0;
-    loads.push_back(d::NsPerKey(n, [&] {
-      sink = sink + d::RandomLoads<false>(array, q.data(), n);
-    }));
-    single.push_back(d::NsPerKey(
-        n, [&] { hits = d::Probes<false>(filter, q.data(), n); }));
+    loads.push_back(d::NsPerKey(
+        n, [&] { sink = sink + d::RandomLoads<false>(array, q.data(), n); }));
+    single.push_back(
+        d::NsPerKey(n, [&] { hits = d::Probes<false>(filter, q.data(), n); }));
     batch.push_back(d::NsPerKey(n, [&] {
       batch_hits = d::BatchProbes(filter, q.data(), n, out.get());
     }));
-    serial_loads.push_back(d::NsPerKey(n, [&] {
-      sink = sink + d::RandomLoads<true>(array, q.data(), n);
-    }));
+    serial_loads.push_back(d::NsPerKey(
+        n, [&] { sink = sink + d::RandomLoads<true>(array, q.data(), n); }));
     serial.push_back(d::NsPerKey(
         n, [&] { serial_hits = d::Probes<true>(filter, q.data(), n); }));
     if (hits != batch_hits || hits != serial_hits) {

@@ -101,13 +101,13 @@
 #include <utility>
 #include <vector>
 
+#include "db_bench_util.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
 #include "rocksdb/write_batch.h"
-#include "db_bench_util.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
 // The core's probe timing (single / serialized / batched probes against
@@ -162,6 +162,11 @@ DEFINE_uint64(child_count, 0, "internal: keys the child writes");
 namespace {
 
 namespace fs = std::filesystem;
+using cuckoo_bench::Clock;
+using cuckoo_bench::Median;
+using cuckoo_bench::Seconds;
+using cuckoo_bench::SplitList;
+using cuckoo_bench::WaitForBackgroundJobs;
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
 using rocksdb_cuckoo::FilteredDBStats;
@@ -172,11 +177,6 @@ using ROCKSDB_NAMESPACE::ReadOptions;
 using ROCKSDB_NAMESPACE::Slice;
 using ROCKSDB_NAMESPACE::Status;
 using ROCKSDB_NAMESPACE::WriteOptions;
-using cuckoo_bench::Clock;
-using cuckoo_bench::Median;
-using cuckoo_bench::Seconds;
-using cuckoo_bench::SplitList;
-using cuckoo_bench::WaitForBackgroundJobs;
 
 // Exits with a message on a failed Status (benchmark setup errors).
 void Check(const Status& s, const std::string& what) {
@@ -234,7 +234,6 @@ constexpr uint64_t kAbsentBase = uint64_t{1} << 62;  // never written
 
 std::string MakeKey(uint64_t i) { return cuckoo_bench::MakeKey(i, FLAGS_seed); }
 Slice ValueOf(uint64_t i) { return cuckoo_bench::ValueOf(i, FLAGS_value_size); }
-
 
 // ---------------------------------------------------------------- options
 
@@ -360,8 +359,7 @@ const std::vector<std::string> kColumns = {
     // negative Gets and probes
     "neg_plain_ops", "neg_filtered_ops", "neg_speedup", "probe_table_mb",
     "probe_single_ns", "probe_loads_ns", "probe_vs_limit",
-    "probe_serial_vs_limit", "probe_batch_vs_single",
-    "errors", "seconds"};
+    "probe_serial_vs_limit", "probe_batch_vs_single", "errors", "seconds"};
 
 class Row {
  public:
@@ -435,19 +433,19 @@ std::string Brief(const std::string& status) {
 // `growths`; the core v2 filter has `building` (not ready: every key "may be
 // present") and doubles by splits (`splits`, no DB read). These read
 // whichever fields exist.
-#define SCALE_BENCH_HAS_FIELD(field)                                        \
-  template <typename S, typename = void>                                   \
-  struct Has_##field : std::false_type {};                                 \
-  template <typename S>                                                    \
-  struct Has_##field<S, std::void_t<decltype(std::declval<S>().field)>>    \
-      : std::true_type {};                                                 \
-  template <typename S>                                                    \
-  auto Field_##field(const S& s) {                                         \
-    if constexpr (Has_##field<S>::value) {                                 \
-      return s.field;                                                      \
-    } else {                                                               \
-      return decltype(s.keys_scanned){0};                                  \
-    }                                                                      \
+#define SCALE_BENCH_HAS_FIELD(field)                                    \
+  template <typename S, typename = void>                                \
+  struct Has_##field : std::false_type {};                              \
+  template <typename S>                                                 \
+  struct Has_##field<S, std::void_t<decltype(std::declval<S>().field)>> \
+      : std::true_type {};                                              \
+  template <typename S>                                                 \
+  auto Field_##field(const S& s) {                                      \
+    if constexpr (Has_##field<S>::value) {                              \
+      return s.field;                                                   \
+    } else {                                                            \
+      return decltype(s.keys_scanned){0};                               \
+    }                                                                   \
   }
 SCALE_BENCH_HAS_FIELD(bypassed)
 SCALE_BENCH_HAS_FIELD(building)
@@ -732,7 +730,9 @@ void OpenPhase(SizeRun* run) {
     plain_s.push_back(p);
     filtered_s.push_back(f);
     ratio.push_back(f / p);
-    fprintf(stderr, "[%s] clean open rep %" PRIu64 ": plain %.3f s, "
+    fprintf(stderr,
+            "[%s] clean open rep %" PRIu64
+            ": plain %.3f s, "
             "filtered %.3f s (snapshot %s)\n",
             SizeLabel(n).c_str(), rep, p, f, snapshot.c_str());
   }
@@ -756,8 +756,8 @@ void RebuildPhase(SizeRun* run) {
     Check(db->GetFilterStats(nullptr, &after), "stats");
     secs.push_back(s);
     rate.push_back(double(after.keys_scanned - before.keys_scanned) / s);
-    fprintf(stderr, "[%s] rebuild rep %" PRIu64 ": %.3f s, %" PRIu64
-            " keys scanned\n",
+    fprintf(stderr,
+            "[%s] rebuild rep %" PRIu64 ": %.3f s, %" PRIu64 " keys scanned\n",
             SizeLabel(run->n).c_str(), rep, s,
             after.keys_scanned - before.keys_scanned);
   }
@@ -823,7 +823,9 @@ void KillPhase(SizeRun* run) {
                                                   t["plain"]);
     }
     open_s["plain"].push_back(t["plain"]);
-    fprintf(stderr, "[%s] kill rep %" PRIu64 " (%s): plain %.3f s, filtered "
+    fprintf(stderr,
+            "[%s] kill rep %" PRIu64
+            " (%s): plain %.3f s, filtered "
             "%.3f s (active %.3f s), checkpoint %.3f s (active %.3f s, "
             "snapshot %s)\n",
             SizeLabel(n).c_str(), rep, shape.c_str(), t["plain"],
@@ -880,9 +882,10 @@ void StallPhase(SizeRun* run) {
         if (op == 1 && i < kLag) continue;
         const auto start = Clock::now();
         const Status st =
-            op == 0 ? db->Put(WriteOptions(), MakeKey(kStallBase + i),
-                              ValueOf(kStallBase + i))
-                    : db->Delete(WriteOptions(), MakeKey(kStallBase + i - kLag));
+            op == 0
+                ? db->Put(WriteOptions(), MakeKey(kStallBase + i),
+                          ValueOf(kStallBase + i))
+                : db->Delete(WriteOptions(), MakeKey(kStallBase + i - kLag));
         const auto end = Clock::now();
         Check(st, "stall write");
         samples.push_back({since(start), since(end) - since(start)});
@@ -922,7 +925,8 @@ void StallPhase(SizeRun* run) {
   if (worst_outside > 0)
     r.Set("stall_worst_ratio", worst_during / worst_outside, "%.1f");
   r.Set("stall_writes", std::to_string(samples.size()));
-  fprintf(stderr, "[%s] stall: %zu writes (%zu during %zu checkpoints of "
+  fprintf(stderr,
+          "[%s] stall: %zu writes (%zu during %zu checkpoints of "
           "median %.3f s): worst %.2f ms during, %.2f ms outside\n",
           SizeLabel(run->n).c_str(), samples.size(), during.size(),
           checkpoints.size(), Median(persist_s), worst_during, worst_outside);
@@ -974,9 +978,10 @@ void MemoryPhase(SizeRun* run) {
     r.Set("growth_keys_scanned",
           std::to_string(now.keys_scanned - before.keys_scanned));
   }
-  run->errors += MissingKeys(db.get(), kGrowthBase, kGrowthBase + written,
-                             10000);
-  fprintf(stderr, "[%s] memory: %.2f bits/key after open; %" PRIu64
+  run->errors +=
+      MissingKeys(db.get(), kGrowthBase, kGrowthBase + written, 10000);
+  fprintf(stderr,
+          "[%s] memory: %.2f bits/key after open; %" PRIu64
           " keys written, %" PRIu64 " growths, %.2f bits/key after\n",
           SizeLabel(run->n).c_str(), stats.bits_per_key, written,
           Growths(now) - Growths(before), now.bits_per_key);
@@ -1047,10 +1052,10 @@ void ProbePhase(SizeRun* run) {
   r.Set("probe_single_ns", p.single_ns, "%.1f");
   r.Set("probe_loads_ns", p.loads_ns, "%.1f");
   r.Set("probe_vs_limit", p.single_vs_loads(), "%.2f");
-  if (p.serialized)
-    r.Set("probe_serial_vs_limit", p.serial_vs_loads(), "%.2f");
+  if (p.serialized) r.Set("probe_serial_vs_limit", p.serial_vs_loads(), "%.2f");
   r.Set("probe_batch_vs_single", p.batch_vs_single(), "%.2f");
-  fprintf(stderr, "[%s] probe: single %.1f ns, batch %.1f ns, serial %.1f "
+  fprintf(stderr,
+          "[%s] probe: single %.1f ns, batch %.1f ns, serial %.1f "
           "ns; loads %.1f ns, serial loads %.1f ns (%.1f MB table)\n",
           SizeLabel(run->n).c_str(), p.single_ns, p.batch_ns, p.serial_ns,
           p.loads_ns, p.serial_loads_ns, double(p.table_bytes) / 1e6);
@@ -1074,8 +1079,8 @@ Row RunSize(const std::string& parent, uint64_t n) {
     if (std::string(phase) != "build" && !HasPhase(phase)) return;
     const auto t = Clock::now();
     body(&run);
-    fprintf(stderr, "[%s] phase %s: %.1f s\n", SizeLabel(run.n).c_str(),
-            phase, Seconds(t, Clock::now()));
+    fprintf(stderr, "[%s] phase %s: %.1f s\n", SizeLabel(run.n).c_str(), phase,
+            Seconds(t, Clock::now()));
   };
   timed("build", BuildBase);
   timed("open", OpenPhase);
@@ -1134,13 +1139,14 @@ int main(int argc, char** argv) {
     atexit(RemoveTempDir);
   }
   fs::create_directories(parent);
-  printf("scale_bench: sizes %s, value %" PRIu64 " B, %" PRIu64
-         " reps, memtable %" PRIu64 " MiB after the build, block cache %" PRIu64
-         " MiB, SST Bloom %d bits/key, kill writes %.3g x N, RocksDB %d.%d.%d\n",
-         FLAGS_sizes.c_str(), FLAGS_value_size, FLAGS_reps,
-         FLAGS_write_buffer_mb, FLAGS_block_cache_mb, FLAGS_sst_bloom_bits,
-         FLAGS_after_checkpoint_fraction, ROCKSDB_MAJOR, ROCKSDB_MINOR,
-         ROCKSDB_PATCH);
+  printf(
+      "scale_bench: sizes %s, value %" PRIu64 " B, %" PRIu64
+      " reps, memtable %" PRIu64 " MiB after the build, block cache %" PRIu64
+      " MiB, SST Bloom %d bits/key, kill writes %.3g x N, RocksDB %d.%d.%d\n",
+      FLAGS_sizes.c_str(), FLAGS_value_size, FLAGS_reps, FLAGS_write_buffer_mb,
+      FLAGS_block_cache_mb, FLAGS_sst_bloom_bits,
+      FLAGS_after_checkpoint_fraction, ROCKSDB_MAJOR, ROCKSDB_MINOR,
+      ROCKSDB_PATCH);
   fflush(stdout);
   std::vector<Row> rows;
   for (uint64_t n : sizes) {

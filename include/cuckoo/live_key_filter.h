@@ -135,15 +135,15 @@ struct LiveKeyFilterStats {
   // ---- writer counters (since the filter was created)
   uint64_t inserts = 0;
   uint64_t erases = 0;
-  uint64_t erase_misses = 0;     // Erase found no matching fingerprint
-  uint64_t insert_failures = 0;  // Insert returned false (no room, no split)
-  uint64_t relocations = 0;      // entries moved by inserts (all tables)
-  uint64_t splits = 0;           // tables doubled from their own contents
+  uint64_t erase_misses = 0;       // Erase found no matching fingerprint
+  uint64_t insert_failures = 0;    // Insert returned false (no room, no split)
+  uint64_t relocations = 0;        // entries moved by inserts (all tables)
+  uint64_t splits = 0;             // tables doubled from their own contents
   uint64_t last_split_micros = 0;  // the last split, freeze to publication
   uint64_t split_micros = 0;       // all splits
-  uint64_t insert_waits = 0;     // inserts that waited for a split
-  uint64_t rebuilds = 0;         // tables replaced by Replace (from keys or
-                                 // from a snapshot)
+  uint64_t insert_waits = 0;       // inserts that waited for a split
+  uint64_t rebuilds = 0;           // tables replaced by Replace (from keys or
+                                   // from a snapshot)
   // ---- reader counters (per-thread stripes, relaxed; may undercount
   // slightly when more than 64 threads read at the same time)
   uint64_t lookups = 0;       // MayContain* keys answered from the table

@@ -65,8 +65,8 @@ struct LookupLayout {
   static constexpr bool kSupported =
       kFpBits >= 4 && kFpBits <= 32 &&
       (kSemiSort ? (kBucketSize == 4 && kFpBits >= 8 && kFpBits <= 16)
-                 : ((kBucketSize == 1 || kBucketSize == 2 ||
-                     kBucketSize == 4 || kBucketSize == 8) &&
+                 : ((kBucketSize == 1 || kBucketSize == 2 || kBucketSize == 4 ||
+                     kBucketSize == 8) &&
                     kBucketBits + kMaxShift <= 64));
   // Lane width and count of the word compared at once: the fingerprints of
   // a plain bucket, the low parts (f - 4 bits) of a semi-sorted one.
@@ -115,9 +115,7 @@ class TypedLookup {
     }
     return BucketHas(i1, fp) | BucketHas(i2, fp);
   }
-  bool Contains(std::string_view key) const {
-    return Contains(HashKey(key));
-  }
+  bool Contains(std::string_view key) const { return Contains(HashKey(key)); }
   template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
   bool Contains(Int) const = delete;  // see CuckooFilter::Insert
 
@@ -167,7 +165,7 @@ class TypedLookup {
 
   const uint8_t* table_ = nullptr;
   const uint32_t* alt_offsets_ = nullptr;  // detail::AltOffset per fp, or null
-  const uint64_t* spread_ = nullptr;  // semi-sorted: rank -> high nibbles
+  const uint64_t* spread_ = nullptr;       // semi-sorted: rank -> high nibbles
   uint32_t num_buckets_ = 0;
   uint32_t seed_ = 0;
   uint32_t victim_fp_ = 0;
@@ -276,10 +274,9 @@ std::invoke_result_t<Fn&, GenericLookup> VisitLookup(
   using Decayed = std::remove_reference_t<Fn>;
   if (view.valid() && detail::LookupAccess::HasInlinePath(view)) {
     const int f = view.fingerprint_bits();
-    const int index =
-        detail::LookupKind(view.bucket_size(), view.semi_sort()) *
-            detail::kLookupFpSlots +
-        f;
+    const int index = detail::LookupKind(view.bucket_size(), view.semi_sort()) *
+                          detail::kLookupFpSlots +
+                      f;
     const auto entry = detail::kLookupTable<R, Decayed>[index];
     if (entry != nullptr) return entry(view, fn);
   }

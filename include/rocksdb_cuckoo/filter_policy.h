@@ -47,8 +47,8 @@
 // ignores errors of options set by name, and an unregistered name loads as
 // "no filter" with an OK status: check that a loaded filter_policy is not
 // null (IsCuckooFilterPolicy). Name() is the canonical string, always of the
-// first, second or fourth form (bits per key with at most 3 decimals), and parses
-// back to an identical policy, so the policy round-trips through OPTIONS
+// first, second or fourth form (bits per key with at most 3 decimals), and
+// parses back to an identical policy, so the policy round-trips through OPTIONS
 // files.
 //
 // Compatibility: all cuckoo policies read each other's filter blocks (the

@@ -1,8 +1,8 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB: a RocksDB StackableDB that keeps a cuckoo::LiveKeyFilter (an in-memory
-// cuckoo filter of the live user keys) per opted-in column family and
+// FilteredDB: a RocksDB StackableDB that keeps a cuckoo::LiveKeyFilter (an
+// in-memory cuckoo filter of the live user keys) per opted-in column family and
 // answers Get / MultiGet / KeyMayExist for absent keys without descending
 // into the memtables and SST files.
 //
@@ -209,9 +209,10 @@ struct FilteredDBOptions {
       progress_callback;
 };
 
-// The figures of one filtered column family: its filter's (cuckoo::LiveKeyFilterStats,
-// from cuckoo::LiveKeyFilter::GetStats; "lookups" there also counts the writers'
-// checks) plus FilteredDB's own database-side counters.
+// The figures of one filtered column family: its filter's
+// (cuckoo::LiveKeyFilterStats, from cuckoo::LiveKeyFilter::GetStats; "lookups"
+// there also counts the writers' checks) plus FilteredDB's own database-side
+// counters.
 struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t maybe_checks = 0;       // point reads that resolved a "maybe"
   uint64_t maybe_checks_live = 0;  // ... that found the key live

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "util/bit_util.h"
 #include "blocked/blocked_filter.h"
 #include "blocked/blocked_layout.h"
 #include "filter/bucket_codec.h"
 #include "filter/filter_format.h"
 #include "test_util.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {
@@ -62,8 +62,9 @@ Built Build(const std::vector<uint64_t>& hashes, int f, uint32_t blocks,
   p.group_range_bits = group_range_bits;
   std::vector<HashSpan> spans;
   for (size_t at = 0; at < hashes.size();) {
-    const size_t size =
-        span_size == 0 ? hashes.size() : std::min(span_size, hashes.size() - at);
+    const size_t size = span_size == 0
+                            ? hashes.size()
+                            : std::min(span_size, hashes.size() - at);
     spans.push_back({hashes.data() + at, size});
     at += size;
   }

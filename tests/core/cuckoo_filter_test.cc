@@ -21,8 +21,8 @@
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/typed_lookup.h"
 #include "filter/filter_format.h"  // internal::ResealChecksum
-#include "test_util.h"
 #include "filter/view_access.h"
+#include "test_util.h"
 
 namespace cuckoo {
 namespace {
@@ -182,21 +182,20 @@ TEST_P(ConfigTest, ContainsBatchMatchesContains) {
 
 // VisitLookup's lookup (cuckoo/typed_lookup.h) answers exactly like
 // Contains, through the filter and through a parsed view, at 80% of the
-// load limit (empty victim slot) and on a full filter (victim in use): every stored item is
-// found (checked against the exact set) and 20000 mixed queries agree. Which
-// layouts get a TypedLookup is pinned: plain buckets read with one 64-bit
-// load and semi-sorted f >= 8, the layouts of the inline Contains.
+// load limit (empty victim slot) and on a full filter (victim in use): every
+// stored item is found (checked against the exact set) and 20000 mixed queries
+// agree. Which layouts get a TypedLookup is pinned: plain buckets read with one
+// 64-bit load and semi-sorted f >= 8, the layouts of the inline Contains.
 TEST_P(ConfigTest, TypedLookupMatchesContains) {
   const int bucket_bits = f() * b();
   const int max_shift = 8 - std::gcd(bucket_bits, 8);
-  const bool expect_typed = GetParam().semi_sort
-                                ? f() >= 8
-                                : bucket_bits + max_shift <= 64;
+  const bool expect_typed =
+      GetParam().semi_sort ? f() >= 8 : bucket_bits + max_shift <= 64;
   auto filter = NewFilter(kSmallBuckets);
   const KeyStream keys(31);
   std::unordered_set<KeyHash> reference;
-  const auto below_limit = static_cast<uint64_t>(
-      double(kSmallBuckets * b()) * DefaultTargetLoad(b()) * 0.8);
+  const auto below_limit = static_cast<uint64_t>(double(kSmallBuckets * b()) *
+                                                 DefaultTargetLoad(b()) * 0.8);
   std::vector<KeyHash> stored =
       FillUntil(filter.get(), keys, below_limit, &reference);
   for (int round = 0; round < 2; ++round) {
@@ -237,8 +236,8 @@ TEST_P(ConfigTest, TypedLookupMatchesContains) {
       const auto [missing, mismatches] =
           via_view ? VisitLookup(view, check) : VisitLookup(*filter, check);
       EXPECT_EQ(missing, 0u) << "false negatives, via_view " << via_view;
-      EXPECT_EQ(mismatches, 0u) << "answers unlike Contains, via_view "
-                                << via_view;
+      EXPECT_EQ(mismatches, 0u)
+          << "answers unlike Contains, via_view " << via_view;
     }
   }
 }
@@ -296,8 +295,8 @@ TEST_P(ConfigTest, InsertUnorderedStoresEveryItem) {
   auto looped = NewFilter(kBuckets, 5);
   std::unordered_set<KeyHash> reference;
   std::vector<KeyHash> items =
-      FillUntil(looped.get(), keys,
-                kBuckets * b() * (b() == 1 ? 40 : 85) / 100, &reference);
+      FillUntil(looped.get(), keys, kBuckets * b() * (b() == 1 ? 40 : 85) / 100,
+                &reference);
   if (looped->full()) {
     items.resize(items.size() * 9 / 10);
     reference = std::unordered_set<KeyHash>(items.begin(), items.end());

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "filter/bucket_codec.h"
 #include "cuckoo/cuckoo_filter.h"
+#include "filter/bucket_codec.h"
 #include "filter/cuckoo_table.h"
 #include "filter/semi_sort.h"
 #include "filter/table_ops.h"
 #include "filter/table_settings.h"
-#include "test_util.h"
 #include "filter/view_access.h"
+#include "test_util.h"
 
 namespace cuckoo {
 namespace internal {

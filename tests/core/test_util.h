@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "util/bit_util.h"
 #include "cuckoo/cuckoo_filter.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 

@@ -35,20 +35,17 @@ int WriteBlockedSeeds(const std::string& dir) {
     for (int items : {12, 40}) {
       std::vector<uint64_t> hashes;
       for (int k = 0; k < items; ++k) {
-        hashes.push_back(
-            cuckoo::HashKey("blocked" + std::to_string(k)).value);
+        hashes.push_back(cuckoo::HashKey("blocked" + std::to_string(k)).value);
       }
-      const cuckoo::internal::HashSpan span{hashes.data(),
-                                                    hashes.size()};
+      const cuckoo::internal::HashSpan span{hashes.data(), hashes.size()};
       cuckoo::internal::BlockedBuildParams params;
       params.fingerprint_bits = f;
       params.num_blocks = items > 20 ? 1 : 2;
       params.seed = static_cast<uint32_t>(f);
       params.max_stash = static_cast<uint32_t>(items);
-      std::vector<uint8_t> block(params.num_blocks *
-                                     cuckoo::internal::kBlockBytes +
-                                 4 * params.max_stash +
-                                 cuckoo::internal::kTrailerSize + 8);
+      std::vector<uint8_t> block(
+          params.num_blocks * cuckoo::internal::kBlockBytes +
+          4 * params.max_stash + cuckoo::internal::kTrailerSize + 8);
       cuckoo::internal::BlockedScratch scratch;
       const cuckoo::internal::BlockedBuildResult r =
           cuckoo::internal::BuildBlockedTable(&span, 1, hashes.size(), params,
@@ -56,9 +53,9 @@ int WriteBlockedSeeds(const std::string& dir) {
       if (!r.ok) return -1;
       const size_t size =
           cuckoo::internal::EncodeBlockedTrailer(params, r, block.data());
-      if (!WriteSeed(dir + "/v3_f" + std::to_string(f) + "_n" +
-                         std::to_string(items),
-                     block.data(), size)) {
+      if (!WriteSeed(
+              dir + "/v3_f" + std::to_string(f) + "_n" + std::to_string(items),
+              block.data(), size)) {
         return -1;
       }
       ++written;

@@ -43,11 +43,11 @@ constexpr std::chrono::milliseconds kDeadline{8000};
 // until `work` returns or the deadline passes; returns whether `work`
 // finished in time (the contenders are stopped either way, which lets a
 // starved `work` finish; `at_deadline` runs just before, if set).
-bool FinishesWhileContended(
-    int threads, const std::function<void(int, uint64_t)>& contend,
-    const std::function<void()>& work,
-    const std::function<void()>& at_deadline = nullptr,
-    std::chrono::milliseconds deadline = kDeadline) {
+bool FinishesWhileContended(int threads,
+                            const std::function<void(int, uint64_t)>& contend,
+                            const std::function<void()>& work,
+                            const std::function<void()>& at_deadline = nullptr,
+                            std::chrono::milliseconds deadline = kDeadline) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> contenders;
   for (int t = 0; t < threads; ++t) {
@@ -128,9 +128,10 @@ TEST(WriterLock, PortableFallbackIsNotStarved) {
 TEST(WriterLock, StdSharedMutexMayStarveTheExclusiveLocker) {
   const bool in_time = ExclusiveGetsInUnderSharedLoad<std::shared_mutex>(
       std::chrono::milliseconds(1000));
-  std::printf("std::shared_mutex: exclusive locker %s under 4 shared "
-              "lockers\n",
-              in_time ? "got in" : "starved for 1 s");
+  std::printf(
+      "std::shared_mutex: exclusive locker %s under 4 shared "
+      "lockers\n",
+      in_time ? "got in" : "starved for 1 s");
 }
 
 // ------------------------------------------------------------ FilteredDB
@@ -176,8 +177,7 @@ TEST(FilteredDBExclusive, ExclusiveOperationsCompleteUnderSingleKeyWriters) {
         for (int b = 0; b < 10; ++b) {
           WriteBatch batch;
           for (int k = 0; k < 20; ++k) {
-            EXPECT_TRUE(
-                batch.Put("b" + std::to_string(b * 100 + k), "v").ok());
+            EXPECT_TRUE(batch.Put("b" + std::to_string(b * 100 + k), "v").ok());
           }
           EXPECT_TRUE(batch.Delete("b" + std::to_string(b * 100)).ok());
           record("Write(batch)", db->Write(WriteOptions(), &batch).ok());

@@ -146,7 +146,7 @@ TEST(FilteredDBHandles, DefaultHandleFromOpenDestroyedWritesGoOn) {
   FilteredDBStats s;
   ASSERT_TRUE(db->GetFilterStats(def, &s).ok());
   EXPECT_EQ(s.num_keys, keys.size());
-  EXPECT_GE(s.splits, 1u);  // growth by splits; RebuildFilter read the DB
+  EXPECT_GE(s.splits, 1u);    // growth by splits; RebuildFilter read the DB
   EXPECT_GE(s.rebuilds, 2u);  // the open build and RebuildFilter
 }
 
@@ -181,8 +181,7 @@ TEST(FilteredDBHandles, NonDefaultHandleDestroyedBeforePersist) {
   ExpectFound(t.db.get(), t.handles[0], {"d", "e"});
   ExpectFound(t.db.get(), t.handles[1], {"b"});
   std::string value;
-  EXPECT_TRUE(
-      t.db->Get(ReadOptions(), t.handles[1], "a", &value).IsNotFound());
+  EXPECT_TRUE(t.db->Get(ReadOptions(), t.handles[1], "a", &value).IsNotFound());
   ExpectLoadedFromSnapshot(t.db.get(), t.handles[1], 1);
 }
 
@@ -248,7 +247,8 @@ TEST(FilteredDBHandles, DefaultColumnFamilyAndUnfilteredHandles) {
   EXPECT_TRUE(t.db->DestroyColumnFamilyHandle(t.db->DefaultColumnFamily())
                   .IsInvalidArgument());
   ColumnFamilyHandle* extra = nullptr;
-  ASSERT_TRUE(t.db->CreateColumnFamily(ROCKSDB_NAMESPACE::ColumnFamilyOptions(test::TestOptions()),
+  ASSERT_TRUE(t.db->CreateColumnFamily(ROCKSDB_NAMESPACE::ColumnFamilyOptions(
+                                           test::TestOptions()),
                                        "later", &extra)
                   .ok());
   EXPECT_FALSE(t.db->HasFilter(extra));

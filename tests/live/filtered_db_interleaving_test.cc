@@ -430,8 +430,7 @@ TEST(FilteredDBInterleaving, IngestionWaitsForAPersistThatStreams) {
   }
   {
     std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(
-        FilteredDB::Open(options, dir.path() + "/db", fopts, &db).ok());
+    ASSERT_TRUE(FilteredDB::Open(options, dir.path() + "/db", fopts, &db).ok());
     ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
     Pause::Get().Arm("PersistFilterSnapshots:AfterFreeze");
     std::thread persister(

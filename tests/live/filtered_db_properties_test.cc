@@ -83,10 +83,10 @@ std::unique_ptr<FilteredDB> OpenWithStatistics(
     const TempDir& dir, std::shared_ptr<Statistics> statistics) {
   Options options = test::TestOptions();
   options.statistics = std::move(statistics);  // no SST filter: tickers are
-  std::unique_ptr<FilteredDB> db;                // the live filter's alone
-  EXPECT_TRUE(FilteredDB::Open(options, dir.path(), test::SmallFilterOptions(),
-                               &db)
-                  .ok());
+  std::unique_ptr<FilteredDB> db;              // the live filter's alone
+  EXPECT_TRUE(
+      FilteredDB::Open(options, dir.path(), test::SmallFilterOptions(), &db)
+          .ok());
   return db;
 }
 
@@ -102,7 +102,8 @@ TEST(FilteredDBObservability, ReadsAnsweredByTheFilterAreCounted) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   }
   db->WaitForDeleteChecks();
-  const uint64_t checked0 = IntProperty(db.get(), "rocksdb.cuckoo.reads-checked");
+  const uint64_t checked0 =
+      IntProperty(db.get(), "rocksdb.cuckoo.reads-checked");
   const uint64_t absent0 =
       IntProperty(db.get(), "rocksdb.cuckoo.reads-answered-absent");
   EXPECT_EQ(checked0, 0u);  // writes' own filter lookups are not reads
@@ -113,8 +114,7 @@ TEST(FilteredDBObservability, ReadsAnsweredByTheFilterAreCounted) {
   uint64_t gets = 0, multiget_keys = 0, multiget_calls = 0;
   std::string value;
   for (int i = 0; i < 50; ++i) {  // 50 absent, 10 present
-    EXPECT_TRUE(
-        db->Get(ReadOptions(), Key(1000 + i), &value).IsNotFound());
+    EXPECT_TRUE(db->Get(ReadOptions(), Key(1000 + i), &value).IsNotFound());
     ++gets;
   }
   for (int i = 0; i < 10; ++i) {
@@ -126,8 +126,8 @@ TEST(FilteredDBObservability, ReadsAnsweredByTheFilterAreCounted) {
                                Key(2000), &value, &found));
   ++gets;
   ROCKSDB_NAMESPACE::PinnableWideColumns columns;
-  EXPECT_TRUE(db->GetEntity(ReadOptions(), db->DefaultColumnFamily(),
-                            Key(2001), &columns)
+  EXPECT_TRUE(db->GetEntity(ReadOptions(), db->DefaultColumnFamily(), Key(2001),
+                            &columns)
                   .IsNotFound());
   ++gets;
   {  // batched MultiGet: 3 absent + 1 present, then 4 absent (answered whole)
@@ -195,8 +195,7 @@ TEST(FilteredDBObservability, NoStatistics) {
   EXPECT_TRUE(db->Get(ReadOptions(), "absent", &value).IsNotFound());
   EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.reads-checked"), 2u);
-  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.reads-answered-absent"),
-            1u);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.reads-answered-absent"), 1u);
 }
 
 // Every documented name answers, agrees with GetFilterStats, and reads the
@@ -252,8 +251,8 @@ TEST(FilteredDBObservability, PropertyNames) {
   uint64_t v = 0;
   EXPECT_FALSE(db->GetIntProperty(def, kStats, &v));
 
-  for (const char* unknown : {"rocksdb.cuckoo.", "rocksdb.cuckoo.nope",
-                              "rocksdb.cuckoo.num-keys2"}) {
+  for (const char* unknown :
+       {"rocksdb.cuckoo.", "rocksdb.cuckoo.nope", "rocksdb.cuckoo.num-keys2"}) {
     EXPECT_FALSE(db->GetProperty(def, unknown, &text)) << unknown;
     EXPECT_FALSE(db->GetIntProperty(def, unknown, &v)) << unknown;
     EXPECT_FALSE(db->GetMapProperty(def, unknown, &map)) << unknown;

@@ -65,8 +65,8 @@ TEST_P(PerWidth, PlacesArePairsAndSlotsAreNeverEmpty) {
     std::mt19937_64 rng(f * 100 + d);
     for (int k = 0; k < 20000; ++k) {
       // Include hashes whose top f bits are all ones (the reserved value).
-      const uint64_t h = (k % 16 == 0) ? (rng() | (~uint64_t{0} << (64 - f)))
-                                       : rng();
+      const uint64_t h =
+          (k % 16 == 0) ? (rng() | (~uint64_t{0} << (64 - f))) : rng();
       const LivePlace p = layout.Place(h);
       ASSERT_NE(p.pattern, 0u);
       ASSERT_LT(p.pattern, 1u << f);
@@ -138,8 +138,8 @@ TEST(LiveLayout, SlotsPerBucketAndLevels) {
 // ------------------------------------------------------------ LiveTable
 
 TEST(LiveTable, InsertContainsErase) {
-  LiveTable table(LiveLayout(
-      12, LiveTable::BaseBucketsFor(10000, 12, 0.9), 0, 7));
+  LiveTable table(
+      LiveLayout(12, LiveTable::BaseBucketsFor(10000, 12, 0.9), 0, 7));
   const auto hashes = RandomHashes(10000, 1);
   uint64_t retries = 0;
   for (KeyHash h : hashes) ASSERT_TRUE(table.Insert(h.value));
@@ -212,8 +212,8 @@ TEST(LiveTable, DuplicatesUpToTwoBucketsOfCopies) {
 }
 
 TEST(LiveTable, BatchedLookupsEqualSingle) {
-  LiveTable table(LiveLayout(12, LiveTable::BaseBucketsFor(5000, 12, 0.9),
-                             0, 5));
+  LiveTable table(
+      LiveLayout(12, LiveTable::BaseBucketsFor(5000, 12, 0.9), 0, 5));
   const auto in = RandomHashes(5000, 3);
   for (KeyHash h : in) ASSERT_TRUE(table.Insert(h.value));
   auto queries = RandomHashes(3000, 4);
@@ -557,7 +557,8 @@ TEST_P(PerWidth, FalsePositiveRatePerLevel) {
     const uint64_t queries =
         std::max<uint64_t>(100000, uint64_t(500 / expected));
     uint64_t hits = 0, retries = 0;
-    for (uint64_t q = 0; q < queries; ++q) hits += table->Contains(rng(), &retries);
+    for (uint64_t q = 0; q < queries; ++q)
+      hits += table->Contains(rng(), &retries);
     const double mean = expected * double(queries);
     EXPECT_NEAR(double(hits), mean, 5 * std::sqrt(mean) + 3)
         << "f " << f << " level " << d << " load " << load;
@@ -595,7 +596,8 @@ TEST(LiveKeyFilter, RescanWantedWhenSplitsMadeTheWidthNarrow) {
     EXPECT_FALSE(filter.RescanWanted());
   }
   EXPECT_EQ(filter.GetStats().width, 10);
-  while (filter.GetStats().splits < 3) ASSERT_TRUE(filter.Insert(KeyHash(rng())));
+  while (filter.GetStats().splits < 3)
+    ASSERT_TRUE(filter.Insert(KeyHash(rng())));
   EXPECT_EQ(filter.GetStats().width, 9);
   EXPECT_TRUE(filter.RescanWanted());
   EXPECT_TRUE(filter.GetStats().rescan_wanted);
@@ -604,7 +606,8 @@ TEST(LiveKeyFilter, RescanWantedWhenSplitsMadeTheWidthNarrow) {
   auto builder = filter.BeginRebuild(filter.RescanCapacity());
   EXPECT_GE(filter.RescanCapacity(), keys + keys / 8);
   std::mt19937_64 again(3);
-  for (uint64_t i = 0; i < keys; ++i) ASSERT_TRUE(builder->Add(KeyHash(again())));
+  for (uint64_t i = 0; i < keys; ++i)
+    ASSERT_TRUE(builder->Add(KeyHash(again())));
   ASSERT_TRUE(filter.Replace(std::move(builder)));
   EXPECT_FALSE(filter.RescanWanted());
   EXPECT_EQ(filter.GetStats().width, 12);
@@ -689,8 +692,8 @@ TEST(LiveKeyFilter, BuilderSplitsWhenItOverflows) {
   EXPECT_EQ(builder->size(), hashes.size());
   ASSERT_TRUE(filter.Replace(std::move(builder)));
   for (KeyHash h : hashes) ASSERT_TRUE(filter.MayContain(h));
-  EXPECT_EQ(filter.GetStats().level, filter.GetStats().fingerprint_bits -
-                                         filter.GetStats().width);
+  EXPECT_EQ(filter.GetStats().level,
+            filter.GetStats().fingerprint_bits - filter.GetStats().width);
 }
 
 // A builder from an aborted or superseded rebuild is refused: its delta log
@@ -1188,13 +1191,13 @@ TEST(LiveSnapshot, RejectsCorruptionTruncationAndStructuralLies) {
     Reseal(&bad);
     return bad;
   };
-  rejects(with(12, 7), "parameters");   // f
-  rejects(with(13, 4), "parameters");   // b
-  rejects(with(14, 5), "parameters");   // T
-  rejects(with(15, 9), "level");        // d > f - T
+  rejects(with(12, 7), "parameters");     // f
+  rejects(with(13, 4), "parameters");     // b
+  rejects(with(14, 5), "parameters");     // T
+  rejects(with(15, 9), "level");          // d > f - T
   rejects(with(15, 1), "bucket counts");  // m != c * 2^d
   rejects(with(24, 3), "bucket counts");  // c odd
-  rejects(with(20, 3), "size");          // identity length
+  rejects(with(20, 3), "size");           // identity length
   {
     std::string bad = good;  // one more entry than stored
     bad[40] = static_cast<char>(static_cast<uint8_t>(bad[40]) + 1);
@@ -1204,7 +1207,8 @@ TEST(LiveSnapshot, RejectsCorruptionTruncationAndStructuralLies) {
   {
     std::string bad = good;  // a bit outside the slots (bits 60..63)
     const size_t word = 48 + 2;
-    bad[word + 7] = static_cast<char>(static_cast<uint8_t>(bad[word + 7]) | 0x80);
+    bad[word + 7] =
+        static_cast<char>(static_cast<uint8_t>(bad[word + 7]) | 0x80);
     Reseal(&bad);
     rejects(bad, "invalid bucket");
   }

@@ -82,7 +82,8 @@ inline ROCKSDB_NAMESPACE::Status OpenFamilies(
 
 // Destroys the handles not destroyed yet (nullptr entries) and clears them.
 inline void DestroyHandles(
-    FilteredDB* db, std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles) {
+    FilteredDB* db,
+    std::vector<ROCKSDB_NAMESPACE::ColumnFamilyHandle*>* handles) {
   for (ROCKSDB_NAMESPACE::ColumnFamilyHandle*& h : *handles) {
     if (h != nullptr) {
       EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());

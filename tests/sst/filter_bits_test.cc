@@ -18,9 +18,8 @@
 
 #include "blocked/blocked_filter.h"
 #include "cuckoo/cuckoo_filter.h"
-#include "filter_bits_abi.h"
 #include "filter/filter_format.h"
-#include "util/key_hash_inline.h"
+#include "filter_bits_abi.h"
 #include "policy_config.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/env.h"
@@ -28,6 +27,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
 #include "test_util.h"
+#include "util/key_hash_inline.h"
 
 namespace rocksdb_cuckoo {
 namespace {
@@ -573,9 +573,8 @@ TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
   using cuckoo::internal::Trailer;
   expect_rejected("bucket count",
                   [](Trailer* v) { v->num_buckets = 0xfffffffe; });
-  expect_rejected("fingerprint bits", [&](Trailer* v) {
-    v->fingerprint_bits = blocked ? 17 : 33;
-  });
+  expect_rejected("fingerprint bits",
+                  [&](Trailer* v) { v->fingerprint_bits = blocked ? 17 : 33; });
   if (blocked) {
     // Blocked only: plain buckets, another bucket size, a stash the block
     // does not have, the reserved field, more items than slots.
@@ -818,11 +817,12 @@ TEST(BlockedFilterTest, GoldenBlockedBlock) {
   EXPECT_EQ(t[29], 4);       // b
   EXPECT_EQ(t[30], 1);       // semi-sorted
   EXPECT_EQ(t[31], 3);       // format version
-  EXPECT_EQ(
-      cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size()),
-      0xac2b69aa40f225b5ull)  // format 3
+  EXPECT_EQ(cuckoo::internal::HashKeyInline(block.contents.data(),
+                                            block.contents.size()),
+            0xac2b69aa40f225b5ull)  // format 3
       << std::hex
-      << cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size());
+      << cuckoo::internal::HashKeyInline(block.contents.data(),
+                                         block.contents.size());
 }
 
 // A builder that must stash: walks are off (SetBuilderMaxKicksForTesting(0)
@@ -855,7 +855,7 @@ TEST(BlockedFilterTest, BatchedEqualsSingleWithSecondaryBlocksAndStash) {
   for (uint64_t i = 0; i < 400; ++i) {
     keys.push_back(Key(i));
     hashes.push_back(cuckoo::internal::HashKeyInline(keys.back().data(),
-                                             keys.back().size()));
+                                                     keys.back().size()));
   }
   for (uint64_t i = 0; i < 20000; ++i) probes.push_back(Key(i, "absent"));
   auto policy = MakePolicy("cuckoofilter:10:blocked");
@@ -921,11 +921,12 @@ TEST(FilterBitsTest, GoldenBlock) {
   ASSERT_EQ(block.contents.size(), 158u);  // 28 buckets x 36 bits + 32
   const cuckoo::FilterStats s = StatsOf(block.contents);
   EXPECT_EQ(s.num_buckets, 28u);
-  EXPECT_EQ(
-      cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size()),
-      0xd480c3bd41646a5full)  // format 2 (whole-block checksum)
+  EXPECT_EQ(cuckoo::internal::HashKeyInline(block.contents.data(),
+                                            block.contents.size()),
+            0xd480c3bd41646a5full)  // format 2 (whole-block checksum)
       << std::hex
-      << cuckoo::internal::HashKeyInline(block.contents.data(), block.contents.size());
+      << cuckoo::internal::HashKeyInline(block.contents.data(),
+                                         block.contents.size());
 }
 
 TEST(FilterBitsTest, StatsCountBuildsAndReaders) {

@@ -15,7 +15,6 @@ namespace cuckoo {
 namespace internal {
 namespace {
 
-
 template <typename S>
 class BlockedBuilder {
  public:
@@ -164,16 +163,12 @@ class BlockedBuilder {
     return e;
   }
   static uint32_t Bucket1(const BlockedEntry& e) { return e.meta & 63u; }
-  static uint32_t Bucket2(const BlockedEntry& e) {
-    return (e.meta >> 6) & 63u;
-  }
+  static uint32_t Bucket2(const BlockedEntry& e) { return (e.meta >> 6) & 63u; }
   // The bucket of e's pair that is not `bucket`.
   static uint32_t OtherBucket(const BlockedEntry& e, uint32_t bucket) {
     return Bucket1(e) == bucket ? Bucket2(e) : Bucket1(e);
   }
-  static uint32_t ClassOf(const BlockedEntry& e) {
-    return (e.meta >> 12) & 7u;
-  }
+  static uint32_t ClassOf(const BlockedEntry& e) { return (e.meta >> 12) & 7u; }
   static uint32_t OverflowBit(const BlockedEntry& e) {
     return uint32_t{1} << ClassOf(e);
   }
@@ -231,8 +226,8 @@ class BlockedBuilder {
     for (uint32_t r = 0; r < num_ranges; ++r) {
       const uint32_t begin = r == 0 ? 0 : cursor[r - 1];
       const uint32_t first_block = r << range_bits;
-      const uint32_t end_block = static_cast<uint32_t>(std::min<uint64_t>(
-          nblocks, (uint64_t{r} + 1) << range_bits));
+      const uint32_t end_block = static_cast<uint32_t>(
+          std::min<uint64_t>(nblocks, (uint64_t{r} + 1) << range_bits));
       const HashSpan range{sorted + begin, cursor[r] - begin};
       sc_.range.resize(range.size);
       CountingSort(&range, 1, first_block, end_block, sc_.range.data());

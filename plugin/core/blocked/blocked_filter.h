@@ -106,9 +106,10 @@ struct BlockedScratch {
 // for 64 * num_blocks + 4 * max_stash + 8 bytes. On failure (more than
 // max_stash items left over, or an unsupported fingerprint width) result.ok
 // is false and `out` is garbage; retry with another seed or more blocks.
-BlockedBuildResult BuildBlockedTable(
-    const cuckoo::internal::HashSpan* spans, size_t num_spans, size_t n,
-    const BlockedBuildParams& params, BlockedScratch* scratch, uint8_t* out);
+BlockedBuildResult BuildBlockedTable(const cuckoo::internal::HashSpan* spans,
+                                     size_t num_spans, size_t n,
+                                     const BlockedBuildParams& params,
+                                     BlockedScratch* scratch, uint8_t* out);
 
 // Writes the version 3 trailer (filter_format.h) after the blocks and stash
 // that BuildBlockedTable(params, ...) wrote to out, which needs room for

@@ -47,9 +47,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "util/bit_util.h"
 #include "filter/bucket_codec.h"
 #include "filter/table_settings.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {
@@ -222,7 +222,8 @@ struct BlockedTable {
   // The secondary block of an item (read only when it overflowed).
   static const uint8_t* SecondaryBlock(const BlockedTableRef& t,
                                        const BlockedSlot& s) {
-    return BlockAddress(t, BlockedOverflowOf(s.g, s.block, t.num_blocks).block2);
+    return BlockAddress(t,
+                        BlockedOverflowOf(s.g, s.block, t.num_blocks).block2);
   }
 
   // The item's two buckets in its secondary block, then the stash: the

@@ -48,11 +48,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "util/bit_util.h"
+#include "build/hash_list.h"
 #include "filter/bucket_codec.h"
 #include "filter/cuckoo_table.h"
-#include "build/hash_list.h"
 #include "filter/table_settings.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {

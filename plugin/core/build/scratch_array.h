@@ -21,8 +21,7 @@ namespace internal {
 
 template <typename T>
 class ScratchArray {
-  static_assert(std::is_trivial<T>::value,
-                "elements are left uninitialized");
+  static_assert(std::is_trivial<T>::value, "elements are left uninitialized");
 
  public:
   // Room for n elements; their contents are unspecified.

@@ -20,9 +20,9 @@
 
 #include <cstdint>
 
-#include "util/bit_util.h"
 #include "filter/semi_sort.h"
 #include "filter/table_settings.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {

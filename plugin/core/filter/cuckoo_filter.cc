@@ -161,8 +161,7 @@ CuckooFilter::CuckooFilter(const FilterConfig& config, uint64_t num_buckets,
       rng_state_(InitialRngState(config.seed)),
       table_(AllocateTable(ops->TableBytes(num_buckets) + kTableLoadSlack)),
       alt_offsets_(MakeAltOffsets(config.fingerprint_bits, num_buckets,
-                                  ops->TableBytes(num_buckets), config.seed)) {
-}
+                                  ops->TableBytes(num_buckets), config.seed)) {}
 
 CuckooFilter::~CuckooFilter() = default;
 

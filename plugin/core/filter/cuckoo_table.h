@@ -25,10 +25,10 @@
 #include <memory>
 #include <new>
 
-#include "util/bit_util.h"
-#include "filter/bucket_codec.h"
 #include "cuckoo/cuckoo_filter.h"
+#include "filter/bucket_codec.h"
 #include "filter/table_settings.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {
@@ -144,8 +144,8 @@ class CuckooTable {
   // fast or faster, counting the page faults of the scratch array (measured
   // at 1.5-15 MB tables; semi-sorted buckets, slower to rewrite, gain
   // earlier).
-  static constexpr uint64_t kUnorderedMinTableBytes =
-      (S::kSemiSort ? 2 : 8) << 20;
+  static constexpr uint64_t kUnorderedMinTableBytes = (S::kSemiSort ? 2 : 8)
+                                                      << 20;
 
   // Stores hashes[0, n) in an order of its own choosing: every item ends in
   // one of its two buckets, or in the victim slot, as after a loop of
@@ -231,8 +231,8 @@ class CuckooTable {
       }
       if (k + d < walks) {
         uint32_t entries[S::kSlots], alts[S::kSlots];
-        ReadWithAlternates(t, static_cast<uint32_t>(rest[k + d] >> 32),
-                           entries, alts);
+        ReadWithAlternates(t, static_cast<uint32_t>(rest[k + d] >> 32), entries,
+                           alts);
       }
       ++*t.num_items;
       const InsertResult r = Walk(t, static_cast<uint32_t>(rest[k]),
@@ -287,7 +287,8 @@ class CuckooTable {
   static constexpr size_t kMaxGroups = 4096;
   static int GroupShift(uint32_t num_buckets) {
     int shift = 0;
-    while ((uint64_t{S::kBucketBits} << (shift + 1)) <= uint64_t{64 << 10} * 8) {
+    while ((uint64_t{S::kBucketBits} << (shift + 1)) <=
+           uint64_t{64 << 10} * 8) {
       ++shift;
     }
     while ((uint64_t{num_buckets} >> shift) >= kMaxGroups) ++shift;

@@ -7,10 +7,10 @@
 
 #include <cstring>
 
-#include "util/bit_util.h"
 #include "blocked/blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "filter/table_ops.h"
+#include "util/bit_util.h"
 
 namespace cuckoo {
 namespace internal {

@@ -45,8 +45,7 @@
 namespace cuckoo {
 namespace internal {
 
-constexpr char kLiveSnapshotMagic[8] = {'C', 'K', 'O', 'O',
-                                        'L', 'I', 'V', 'E'};
+constexpr char kLiveSnapshotMagic[8] = {'C', 'K', 'O', 'O', 'L', 'I', 'V', 'E'};
 constexpr uint32_t kLiveSnapshotVersion = 2;
 constexpr size_t kLiveSnapshotHeaderSize = 48;
 constexpr uint32_t kMaxSnapshotIdentity = uint32_t{1} << 20;

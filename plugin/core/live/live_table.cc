@@ -47,9 +47,7 @@ void LiveTable::CopyBuckets(uint64_t first, uint64_t count,
   }
 }
 
-void LiveTable::AttachView(FrozenView* view) {
-  views_[num_views_++] = view;
-}
+void LiveTable::AttachView(FrozenView* view) { views_[num_views_++] = view; }
 
 void LiveTable::DetachView(FrozenView* view) {
   for (int k = 0; k < num_views_; ++k) {
@@ -65,8 +63,7 @@ void LiveTable::BeforeWrite(uint64_t bucket) {
   for (int k = 0; k < num_views_; ++k) views_[k]->BeforeWrite(bucket);
 }
 
-void LiveTable::Store(uint64_t bucket, uint64_t word,
-                      std::memory_order order) {
+void LiveTable::Store(uint64_t bucket, uint64_t word, std::memory_order order) {
   if (num_views_ != 0) BeforeWrite(bucket);
   buckets_[bucket].store(word, order);
 }
@@ -149,8 +146,8 @@ bool LiveTable::SearchAndInsert(const LivePlace& p) {
     const Node node = nodes[head];
     const uint64_t word = buckets_[node.bucket].load(std::memory_order_relaxed);
     for (int j = 0; j < b; ++j) {
-      const uint32_t alt =
-          static_cast<uint32_t>(layout_.AltOf(node.bucket, layout_.Slot(word, j)));
+      const uint32_t alt = static_cast<uint32_t>(
+          layout_.AltOf(node.bucket, layout_.Slot(word, j)));
       const uint64_t alt_word = buckets_[alt].load(std::memory_order_relaxed);
       const int empty = layout_.EmptySlot(alt_word);
       if (empty >= 0) {

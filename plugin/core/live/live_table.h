@@ -220,7 +220,8 @@ class LiveTable {
   // so that races with relocations actually happen in tests, and runs the
   // test hook (a deterministic interleaving) if one is set.
   static void RaceWindow() {
-    if (test_between_loads != nullptr) test_between_loads(test_between_loads_arg);
+    if (test_between_loads != nullptr)
+      test_between_loads(test_between_loads_arg);
     // About a microsecond (PAUSE takes tens of cycles), so that a writer
     // often moves entries while a reader is between its loads.
     for (int i = 0; i < 32; ++i) {

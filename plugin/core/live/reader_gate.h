@@ -91,9 +91,7 @@ class ReadSection {
       std::atomic_thread_fence(std::memory_order_seq_cst);
     }
   }
-  ~ReadSection() {
-    slot_->state.store(state_ + 1, std::memory_order_release);
-  }
+  ~ReadSection() { slot_->state.store(state_ + 1, std::memory_order_release); }
   ReadSection(const ReadSection&) = delete;
   ReadSection& operator=(const ReadSection&) = delete;
 

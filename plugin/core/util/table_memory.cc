@@ -31,7 +31,8 @@ void* AllocateZeroed(size_t bytes) {
     const uintptr_t end = start + mapped;
     if (begin > start) munmap(raw, begin - start);
     const uintptr_t used_end = begin + ((bytes + 4095) & ~size_t{4095});
-    if (end > used_end) munmap(reinterpret_cast<void*>(used_end), end - used_end);
+    if (end > used_end)
+      munmap(reinterpret_cast<void*>(used_end), end - used_end);
     madvise(reinterpret_cast<void*>(begin), bytes, MADV_HUGEPAGE);  // advice
     return reinterpret_cast<void*>(begin);
   }

@@ -45,7 +45,7 @@ struct CfState {
   std::unique_ptr<LiveKeyFilter> filter;
   std::atomic<bool> dropped{false};
   CfCounters counters;
-  mutable ReadCounters reads;  // point reads that consulted the filter
+  mutable ReadCounters reads;         // point reads that consulted the filter
   bool loaded_from_snapshot = false;  // set at open
   std::string snapshot_status;        // set at open
   std::unique_ptr<Rebuilder> rebuilder;

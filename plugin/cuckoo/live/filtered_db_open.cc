@@ -81,9 +81,9 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
     state->id = id;
     state->name = name;
     // Not the caller's default handle: DefaultColumnFamily() outlives it.
-    state->handle =
-        id == db_->DefaultColumnFamily()->GetID() ? db_->DefaultColumnFamily()
-                                                  : h;
+    state->handle = id == db_->DefaultColumnFamily()->GetID()
+                        ? db_->DefaultColumnFamily()
+                        : h;
     state->comparator = h->GetComparator();
     state->rebuilder = NewRebuilder(state.get());
     max_id = std::max(max_id, state->id);
@@ -158,10 +158,11 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     // rebuild (a rescan, RebuildFilter, the next open without a snapshot).
     const uint64_t capacity = std::max<uint64_t>(
         options_.filter.initial_capacity, estimate + estimate / 64);
-    Info("cuckoo live filter [%s]: building from the DB%s (capacity %llu "
-         "keys)",
-         s->name.c_str(), options_.background_open ? " in the background" : "",
-         static_cast<unsigned long long>(capacity));
+    Info(
+        "cuckoo live filter [%s]: building from the DB%s (capacity %llu "
+        "keys)",
+        s->name.c_str(), options_.background_open ? " in the background" : "",
+        static_cast<unsigned long long>(capacity));
     if (options_.background_open) {
       // Not ready (reads go to the DB) until the build is installed.
       s->filter->MarkNotReady();
@@ -177,8 +178,7 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   return Status::OK();
 }
 
-SnapshotIdentity FilteredDBImpl::Identity(const CfState* s,
-                                          SequenceNumber seq,
+SnapshotIdentity FilteredDBImpl::Identity(const CfState* s, SequenceNumber seq,
                                           const std::string& db_state) const {
   SnapshotIdentity id;
   id.sequence = seq;
@@ -265,10 +265,9 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
 Status FilteredDBImpl::WriteSnapshot(const CfState* s,
                                      LiveKeyFilter::Checkpoint* checkpoint,
                                      const std::string& identity) {
-  return snapshots_->WriteStream(
-      s->id, [&](const SnapshotStore::Sink& sink) {
-        return checkpoint->Encode(identity, sink);
-      });
+  return snapshots_->WriteStream(s->id, [&](const SnapshotStore::Sink& sink) {
+    return checkpoint->Encode(identity, sink);
+  });
 }
 
 Status FilteredDBImpl::FlushUnloggedWritesLocked() {

@@ -29,8 +29,8 @@ bool IsCuckooProperty(const Slice& name) { return name.starts_with(kPrefix); }
 // Thousandths of a bit per stored key (0 for an empty table).
 uint64_t MilliBitsPerKey(uint64_t table_bytes, uint64_t keys) {
   return keys == 0 ? 0
-                   : static_cast<uint64_t>(
-                         std::llround(double(table_bytes) * 8000 / double(keys)));
+                   : static_cast<uint64_t>(std::llround(double(table_bytes) *
+                                                        8000 / double(keys)));
 }
 
 // The integer properties: suffix after kPrefix, and the value.
@@ -121,33 +121,34 @@ double Percent(uint64_t part, uint64_t whole) {
 // The text property: FilteredDBStats of one family, a few lines.
 std::string StatsText(const std::string& name, const FilteredDBStats& s) {
   char buf[2048];
-  snprintf(
-      buf, sizeof(buf),
-      "** Cuckoo live-key filter [%s] **\n"
-      "Table: %" PRIu64 " keys in %" PRIu64 " slots (load %.4f), %" PRIu64
-      " table bytes (%.3f bits/key), %" PRIu64
-      " bytes in all, expected FPR %.3g\n"
-      "Reads: %" PRIu64 " checked, %" PRIu64
-      " answered absent (%.1f%%), %s\n"
-      "Writes: %" PRIu64 " inserts, %" PRIu64 " erases (%" PRIu64
-      " missed), %" PRIu64 " inserts without room, %" PRIu64
-      " relocations, %" PRIu64 " range-deleted keys\n"
-      "Checks: %" PRIu64 " maybe checks (%" PRIu64 " live, %" PRIu64
-      " deferred, %" PRIu64 " errors), %" PRIu64 " pending, %" PRIu64
-      " skipped (assume_unique_writes)\n"
-      "Rebuilds: %" PRIu64 " tables replaced, %" PRIu64 " growths, %" PRIu64
-      " keys scanned, %s\n"
-      "Snapshot at open: %s\n",
-      name.c_str(), s.num_keys, s.capacity, s.load_factor, s.table_bytes,
-      s.bits_per_key, s.memory_bytes, s.expected_fpr, s.reads_checked,
-      s.reads_absent, Percent(s.reads_absent, s.reads_checked),
-      s.building ? "NOT READY (reads go to the DB)" : "filter ready",
-      s.inserts, s.erases, s.erase_misses, s.insert_failures, s.relocations,
-      s.range_deleted, s.maybe_checks, s.maybe_checks_live, s.deferred_checks,
-      s.check_errors, s.pending_checks, s.assumed_unique, s.rebuilds,
-      s.growths, s.keys_scanned,
-      s.rebuild_in_progress ? "rebuild in progress" : "no rebuild running",
-      s.snapshot_status.c_str());
+  snprintf(buf, sizeof(buf),
+           "** Cuckoo live-key filter [%s] **\n"
+           "Table: %" PRIu64 " keys in %" PRIu64 " slots (load %.4f), %" PRIu64
+           " table bytes (%.3f bits/key), %" PRIu64
+           " bytes in all, expected FPR %.3g\n"
+           "Reads: %" PRIu64 " checked, %" PRIu64
+           " answered absent (%.1f%%), %s\n"
+           "Writes: %" PRIu64 " inserts, %" PRIu64 " erases (%" PRIu64
+           " missed), %" PRIu64 " inserts without room, %" PRIu64
+           " relocations, %" PRIu64
+           " range-deleted keys\n"
+           "Checks: %" PRIu64 " maybe checks (%" PRIu64 " live, %" PRIu64
+           " deferred, %" PRIu64 " errors), %" PRIu64 " pending, %" PRIu64
+           " skipped (assume_unique_writes)\n"
+           "Rebuilds: %" PRIu64 " tables replaced, %" PRIu64
+           " growths, %" PRIu64
+           " keys scanned, %s\n"
+           "Snapshot at open: %s\n",
+           name.c_str(), s.num_keys, s.capacity, s.load_factor, s.table_bytes,
+           s.bits_per_key, s.memory_bytes, s.expected_fpr, s.reads_checked,
+           s.reads_absent, Percent(s.reads_absent, s.reads_checked),
+           s.building ? "NOT READY (reads go to the DB)" : "filter ready",
+           s.inserts, s.erases, s.erase_misses, s.insert_failures,
+           s.relocations, s.range_deleted, s.maybe_checks, s.maybe_checks_live,
+           s.deferred_checks, s.check_errors, s.pending_checks,
+           s.assumed_unique, s.rebuilds, s.growths, s.keys_scanned,
+           s.rebuild_in_progress ? "rebuild in progress" : "no rebuild running",
+           s.snapshot_status.c_str());
   return buf;
 }
 

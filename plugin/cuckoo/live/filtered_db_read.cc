@@ -199,9 +199,8 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
       for (size_t k = i; k < j; ++k)
         hashes[k - i] = cuckoo::HashKey(View(keys[k]));
       s->filter->MayContainBatch(hashes.data(), j - i, maybe.get() + i);
-      const uint64_t absent =
-          static_cast<uint64_t>(std::count(maybe.get() + i, maybe.get() + j,
-                                           false));
+      const uint64_t absent = static_cast<uint64_t>(
+          std::count(maybe.get() + i, maybe.get() + j, false));
       s->reads.Add(j - i, absent);
       if (absent != 0) RecordAbsent(absent, ReadKind::kMultiGet);
     }

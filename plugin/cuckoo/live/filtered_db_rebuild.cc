@@ -174,8 +174,9 @@ void FilteredDBImpl::TableInstalledLocked(CfState* s) {
 
 void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
   const uint64_t counted = s->last_scan_keys.load(std::memory_order_relaxed);
-  s->open_capacity = std::max<uint64_t>(
-      {s->open_capacity, counted + counted / 4, options_.filter.initial_capacity});
+  s->open_capacity =
+      std::max<uint64_t>({s->open_capacity, counted + counted / 4,
+                          options_.filter.initial_capacity});
   StartBackgroundRebuildLocked(s, s->open_capacity);
   // The next attempt, if this one overflows, gets twice the room.
   s->open_capacity *= 2;

@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
-#include "util/bit_util.h"  // core: LoadLE / StoreLE
+#include "util/bit_util.h"         // core: LoadLE / StoreLE
 
 namespace rocksdb_cuckoo {
 namespace live {
@@ -62,9 +62,8 @@ bool SnapshotIdentity::Matches(std::string_view stored,
   SnapshotIdentity s;
   std::string_view in = stored;
   if (!GetLE(&in, &s.sequence) || !GetLE(&in, &s.cf_id) ||
-      !GetBytes(&in, &s.db_id) ||
-      !GetBytes(&in, &s.cf_name) || !GetBytes(&in, &s.db_state) ||
-      !in.empty()) {
+      !GetBytes(&in, &s.db_id) || !GetBytes(&in, &s.cf_name) ||
+      !GetBytes(&in, &s.db_state) || !in.empty()) {
     *why = "malformed snapshot identity";
     return false;
   }

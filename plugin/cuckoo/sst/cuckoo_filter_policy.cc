@@ -40,20 +40,20 @@
 #include "blocked/blocked_filter.h"
 #include "blocked/blocked_layout.h"
 #include "build/bulk_builder.h"
-#include "cuckoo/cuckoo_filter.h"
-#include "filter/cuckoo_table.h"
-#include "filter_bits_abi.h"
-#include "filter/filter_format.h"
 #include "build/hash_dedupe.h"
 #include "build/hash_list.h"
-#include "util/key_hash_inline.h"
-#include "util/relaxed_counters.h"
+#include "cuckoo/cuckoo_filter.h"
+#include "filter/cuckoo_table.h"
+#include "filter/filter_format.h"
+#include "filter/table_settings.h"
+#include "filter/view_access.h"
+#include "filter_bits_abi.h"
 #include "policy_config.h"
 #include "rocksdb/env.h"
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
-#include "filter/table_settings.h"
-#include "filter/view_access.h"
+#include "util/key_hash_inline.h"
+#include "util/relaxed_counters.h"
 
 #if CUCKOO_ABI_HAS_ADD_KEY_AND_ALT
 #define CUCKOO_OVERRIDE_IF_ALT override
@@ -77,17 +77,17 @@ namespace internal {
 using cuckoo::internal::BlockedSlot;
 using cuckoo::internal::BlockedTable;
 using cuckoo::internal::BlockedTableRef;
+using cuckoo::internal::BulkBuilder;
 using cuckoo::internal::BulkBuildParams;
 using cuckoo::internal::BulkBuildResult;
-using cuckoo::internal::BulkBuilder;
 using cuckoo::internal::BulkScratch;
+using cuckoo::internal::CuckooTable;
 using cuckoo::internal::DedupeHashes;
 using cuckoo::internal::DedupeScratch;
+using cuckoo::internal::DispatchSettings;
 using cuckoo::internal::HashKeyInline;
 using cuckoo::internal::HashList;
 using cuckoo::internal::HashSpan;
-using cuckoo::internal::CuckooTable;
-using cuckoo::internal::DispatchSettings;
 using cuckoo::internal::TableRef;
 
 namespace {
@@ -271,9 +271,9 @@ class BlockedBitsReader final : public FilterBitsReader {
         const int k = deferred[d];
         may_match[start + k] =
             may_match[start + k] ||
-            Table::ProbeSecondary(
-                ref, cuckoo::internal::BlockedPlace<S>(
-                         hashes[k], ref.num_blocks, ref.seed_mix));
+            Table::ProbeSecondary(ref,
+                                  cuckoo::internal::BlockedPlace<S>(
+                                      hashes[k], ref.num_blocks, ref.seed_mix));
       }
     }
   }
@@ -648,8 +648,8 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         [&](uint64_t buckets, uint32_t seed, bool first_seed) {
           if (first_seed) {
             table_bytes = static_cast<size_t>(TableBytes(config_, buckets));
-            block.reset(new char[table_bytes +
-                                 cuckoo::internal::kTrailerSize]());
+            block.reset(
+                new char[table_bytes + cuckoo::internal::kTrailerSize]());
           }
           BulkBuildParams params;
           params.num_buckets = static_cast<uint32_t>(buckets);
@@ -666,16 +666,15 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
                            });
           if (!r.ok) return false;
           cuckoo::internal::Trailer t = cuckoo::internal::Trailer::ForLayout(
-              config_.fingerprint_bits, config_.bucket_size,
-              config_.semi_sort);
+              config_.fingerprint_bits, config_.bucket_size, config_.semi_sort);
           t.num_buckets = static_cast<uint32_t>(buckets);
           t.num_items = r.num_items;
           t.seed = seed;
           t.victim_fp = r.victim_fp;
           t.victim_bucket = r.victim_bucket;
           cuckoo::internal::EncodeTrailer(t, block.get(), table_bytes);
-          *out = Slice(block.get(),
-                       table_bytes + cuckoo::internal::kTrailerSize);
+          *out =
+              Slice(block.get(), table_bytes + cuckoo::internal::kTrailerSize);
           *buf = std::move(block);
           return true;
         });
