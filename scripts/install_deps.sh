@@ -11,6 +11,7 @@ packages=(
   librocksdb-dev rocksdb-tools      # RocksDB 7.8.3 library and stock db_bench/ldb/sst_dump
   libgtest-dev libgflags-dev libsnappy-dev libxxhash-dev
   gnuplot-nox python3               # report plots and tables
+  clang-format                      # tests/format_check.sh (Debian 12: 14)
 )
 
 missing=()
