@@ -48,6 +48,25 @@
 //   MarkNotReady, Freeze, WaitForSplit): any thread; they serialize on the
 //   filter's own mutex (short holds). Builder: one thread at a time.
 //
+// Publication protocol (why a reader never misses a present key):
+// - A reader loads one word, once: the table to probe and whether the filter
+//   is ready (a not-ready filter answers "may be present" without probing).
+//   It combines it with no other field. Every change of either is one
+//   release store of that word under the filter mutex: Replace publishes
+//   the new table and "ready" together (a reader sees "not ready", or the
+//   old table of a ready filter, or the new table; never "ready" with a
+//   table that lacks keys); a split publishes the doubled table (only while
+//   ready); MarkNotReady keeps the table and clears "ready".
+// - A table is published only when it holds every present key: a rebuild's
+//   delta log and a split's log are replayed into it under the mutex first,
+//   and while it is current every Insert reaches it before returning.
+// - Within a table, an entry that moves (relocation) or whose twin is erased
+//   is covered by seqlock stripes (plugin/core/live/live_table.h): a reader
+//   that raced such a write retries before it answers "absent".
+// - A table that stops being published is freed only after every read
+//   section that may have loaded it has ended (reader_gate.h), or later when
+//   a Checkpoint still holds it.
+//
 // Exactness is the caller's job: Insert adds a copy even if the key is
 // present, and Erase of a key that is not present can erase another key's
 // fingerprint (creating a false negative). FilteredDB resolves both with
@@ -271,7 +290,9 @@ class LiveKeyFilter {
   // filter's back, e.g. an ingestion; a background build at open): call
   // MarkNotReady, then BeginRebuild, scan, Replace.
   void MarkNotReady();
-  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  bool ready() const {
+    return (published_.load(std::memory_order_acquire) & kNotReady) == 0;
+  }
 
   // ---------------------------------------------------------- snapshots
   // A consistent image of the filter at one instant, streamed while writers
@@ -330,16 +351,26 @@ class LiveKeyFilter {
   bool RequestSplitLocked(std::unique_lock<std::mutex>& lock);
   void RunSplit(std::unique_lock<std::mutex>& lock);
   void SplitWorker();
-  void PublishLocked(std::shared_ptr<internal::LiveTable> table);
+  // Makes `table` current and the filter ready, with one store; `what`
+  // names the publication for the test hook ("Replace", "Split").
+  void PublishLocked(std::shared_ptr<internal::LiveTable> table,
+                     const char* what);
   void UpdateRescanWantedLocked();
   void AbortRebuildLocked();
   // Not ready: records the write in the rebuild's log and returns true.
   bool RecordIfNotReadyLocked(uint64_t hash, bool insert);
 
   const LiveKeyFilterOptions options_;  // with the defaults resolved
-  // The current table, for readers (ReadSection; reader_gate.h).
-  std::atomic<internal::LiveTable*> table_{nullptr};
-  std::atomic<bool> ready_{true};
+  // What readers see, in one word (see "Publication protocol" above): the
+  // address of the table to probe, | kNotReady while the filter is not
+  // ready. Stored under the filter mutex with release; loaded with acquire
+  // inside a read section (reader_gate.h).
+  static constexpr uintptr_t kNotReady = 1;
+  std::atomic<uintptr_t> published_{0};
+  // The published table (readiness ignored).
+  static internal::LiveTable* TableOf(uintptr_t published) {
+    return reinterpret_cast<internal::LiveTable*>(published & ~kNotReady);
+  }
   // Per-thread reader statistics.
   std::unique_ptr<internal::ReaderCounters[]> counters_;
   // Everything the writers share (mutex, split thread, delta logs, ...).

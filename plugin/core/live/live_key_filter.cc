@@ -269,7 +269,10 @@ LiveKeyFilter::LiveKeyFilter(const LiveKeyFilterOptions& options,
   state_->current = std::make_shared<LiveTable>(LiveLayout(
       f, LiveTable::BaseBucketsFor(capacity_keys, f, options_.target_load), 0,
       options_.seed));
-  table_.store(state_->current.get(), std::memory_order_release);
+  static_assert(alignof(LiveTable) > kNotReady,
+                "the not-ready bit lives in the table address");
+  published_.store(reinterpret_cast<uintptr_t>(state_->current.get()),
+                   std::memory_order_release);
 }
 
 LiveKeyFilter::~LiveKeyFilter() {
@@ -287,9 +290,10 @@ LiveKeyFilter::~LiveKeyFilter() {
 // ---------------------------------------------------------------- readers
 
 bool LiveKeyFilter::MayContain(KeyHash hash) const {
-  if (!ready_.load(std::memory_order_acquire)) return true;
   ReadSection section;
-  const LiveTable* table = table_.load(std::memory_order_acquire);
+  const uintptr_t published = published_.load(std::memory_order_acquire);
+  if ((published & kNotReady) != 0) return true;
+  const LiveTable* table = TableOf(published);
   uint64_t retries = 0;
   const bool result = table->Contains(hash.value, &retries);
   ReaderCounters& c =
@@ -302,12 +306,13 @@ bool LiveKeyFilter::MayContain(KeyHash hash) const {
 
 void LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
                                     bool* out) const {
-  if (!ready_.load(std::memory_order_acquire)) {
+  ReadSection section;
+  const uintptr_t published = published_.load(std::memory_order_acquire);
+  if ((published & kNotReady) != 0) {
     for (size_t k = 0; k < n; ++k) out[k] = true;
     return;
   }
-  ReadSection section;
-  const LiveTable* table = table_.load(std::memory_order_acquire);
+  const LiveTable* table = TableOf(published);
   uint64_t retries = 0;
   table->ContainsBatch(hashes, n, out, &retries);
   uint64_t absent = 0;
@@ -321,7 +326,7 @@ void LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
 
 uint64_t LiveKeyFilter::size() const {
   ReadSection section;
-  return table_.load(std::memory_order_acquire)->size();
+  return TableOf(published_.load(std::memory_order_acquire))->size();
 }
 
 bool LiveKeyFilter::RescanWanted() const {
@@ -349,7 +354,8 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   LiveKeyFilterStats s;
   {
     ReadSection section;
-    const LiveTable* table = table_.load(std::memory_order_acquire);
+    const LiveTable* table =
+        TableOf(published_.load(std::memory_order_acquire));
     const LiveLayout& layout = table->layout();
     s.num_keys = table->size();
     s.num_buckets = table->num_buckets();
@@ -551,7 +557,8 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   }
   st.retired_relocations.fetch_add(src->relocations(),
                                    std::memory_order_relaxed);
-  PublishLocked(std::shared_ptr<LiveTable>(std::move(dst)));
+  // Not cancelled: the filter is ready (MarkNotReady changes generation).
+  PublishLocked(std::shared_ptr<LiveTable>(std::move(dst)), "Split");
   st.counters.Add<&LiveKeyFilterStats::splits>();
   const uint64_t micros = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(
@@ -568,10 +575,18 @@ void LiveKeyFilter::RunSplit(std::unique_lock<std::mutex>& lock) {
   lock.lock();
 }
 
-void LiveKeyFilter::PublishLocked(std::shared_ptr<LiveTable> table) {
+void LiveKeyFilter::PublishLocked(std::shared_ptr<LiveTable> table,
+                                  const char* what) {
   LiveFilterState& st = *state_;
   st.current = std::move(table);
-  table_.store(st.current.get(), std::memory_order_release);
+  if (internal::PublishHook hook =
+          internal::publish_hook.load(std::memory_order_relaxed)) {
+    hook(what);
+  }
+  // The one store that changes what readers probe: the table and "ready"
+  // together (publication protocol, live_key_filter.h).
+  published_.store(reinterpret_cast<uintptr_t>(st.current.get()),
+                   std::memory_order_release);
   ++st.generation;
   st.full_at_last_level = false;
   UpdateRescanWantedLocked();
@@ -721,8 +736,9 @@ bool LiveKeyFilter::Replace(std::unique_ptr<Builder> builder) {
   st.retired_relocations.fetch_add(old->relocations(),
                                    std::memory_order_relaxed);
   st.split_retry_keys = 0;
-  ready_.store(true, std::memory_order_release);
-  PublishLocked(std::shared_ptr<LiveTable>(std::move(builder->table_)));
+  // Ready again, with the new table, in one store.
+  PublishLocked(std::shared_ptr<LiveTable>(std::move(builder->table_)),
+                "Replace");
   st.counters.Add<&LiveKeyFilterStats::rebuilds>();
   lock.unlock();
   internal::SynchronizeReaders();
@@ -733,7 +749,8 @@ bool LiveKeyFilter::Replace(std::unique_ptr<Builder> builder) {
 void LiveKeyFilter::MarkNotReady() {
   LiveFilterState& st = *state_;
   std::lock_guard<std::mutex> lock(st.mu);
-  ready_.store(false, std::memory_order_release);
+  published_.store(reinterpret_cast<uintptr_t>(st.current.get()) | kNotReady,
+                   std::memory_order_release);
   ++st.generation;  // a running split is abandoned
   AbortRebuildLocked();
   st.rescan_wanted.store(false, std::memory_order_relaxed);

@@ -18,6 +18,13 @@ namespace internal {
 using SplitChunkHook = void (*)(uint64_t chunk);
 inline std::atomic<SplitChunkHook> split_chunk_hook{nullptr};
 
+// Called by LiveKeyFilter, with the filter mutex held, at the instant a new
+// table is about to become the one readers probe: `what` is "Replace" (a
+// rebuild or a decoded snapshot installed) or "Split" (a doubled table).
+// Readers may run meanwhile (they take no lock); writers of the filter wait.
+using PublishHook = void (*)(const char* what);
+inline std::atomic<PublishHook> publish_hook{nullptr};
+
 }  // namespace internal
 }  // namespace cuckoo
 
