@@ -20,7 +20,7 @@
 
 cuckoo_SOURCES-y = \
 	plugin/core/blocked/blocked_filter.cc \
-	plugin/core/build/hash_dedupe.cc \
+	plugin/core/bulk/hash_dedupe.cc \
 	plugin/core/filter/cuckoo_filter.cc \
 	plugin/core/filter/filter_format.cc \
 	plugin/core/filter/table_ops.cc \

@@ -41,8 +41,8 @@
 #include <string>
 
 #include "blocked/blocked_layout.h"
-#include "build/hash_list.h"
-#include "build/scratch_array.h"
+#include "bulk/hash_list.h"
+#include "bulk/scratch_array.h"
 
 namespace cuckoo {
 namespace internal {

@@ -17,8 +17,8 @@
 // bits select the primary bucket (FastRange32 is monotonic), so the output is
 // also grouped by primary bucket range, which keeps the filter builder's
 // accesses to primary buckets within a cache-sized window.
-#ifndef CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_
-#define CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_
+#ifndef CUCKOO_PLUGIN_CORE_BULK_HASH_DEDUPE_H_
+#define CUCKOO_PLUGIN_CORE_BULK_HASH_DEDUPE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -42,4 +42,4 @@ size_t DedupeHashes(std::vector<uint64_t>* hashes, DedupeScratch* scratch);
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BUILD_HASH_DEDUPE_H_
+#endif  // CUCKOO_PLUGIN_CORE_BULK_HASH_DEDUPE_H_

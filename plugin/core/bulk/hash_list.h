@@ -8,8 +8,8 @@
 // doubles and copies, which touches twice the memory (page faults dominate
 // for fresh, large allocations) and copies every hash once more; chunks of
 // geometrically growing size are filled in place and read back in order.
-#ifndef CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_
-#define CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_
+#ifndef CUCKOO_PLUGIN_CORE_BULK_HASH_LIST_H_
+#define CUCKOO_PLUGIN_CORE_BULK_HASH_LIST_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -119,4 +119,4 @@ class HashList {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BUILD_HASH_LIST_H_
+#endif  // CUCKOO_PLUGIN_CORE_BULK_HASH_LIST_H_

@@ -1,7 +1,7 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-#include "build/hash_dedupe.h"
+#include "bulk/hash_dedupe.h"
 
 #include <cstring>
 

@@ -9,8 +9,8 @@
 // anyway, that fill is a whole pass over memory (and, for fresh memory, one
 // more write after the kernel has zeroed the pages). Only for trivial T:
 // every element must be written before it is read.
-#ifndef CUCKOO_PLUGIN_CORE_BUILD_SCRATCH_ARRAY_H_
-#define CUCKOO_PLUGIN_CORE_BUILD_SCRATCH_ARRAY_H_
+#ifndef CUCKOO_PLUGIN_CORE_BULK_SCRATCH_ARRAY_H_
+#define CUCKOO_PLUGIN_CORE_BULK_SCRATCH_ARRAY_H_
 
 #include <cstddef>
 #include <memory>
@@ -44,4 +44,4 @@ class ScratchArray {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BUILD_SCRATCH_ARRAY_H_
+#endif  // CUCKOO_PLUGIN_CORE_BULK_SCRATCH_ARRAY_H_

@@ -39,8 +39,8 @@
 // Bucket choice, fingerprints and the alternate-bucket function are the
 // core's (cuckoo_table.h), so the result is read by CuckooTable<S>::Contains
 // like any other serialized filter.
-#ifndef CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_
-#define CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_
+#ifndef CUCKOO_PLUGIN_CORE_BULK_BULK_BUILDER_H_
+#define CUCKOO_PLUGIN_CORE_BULK_BULK_BUILDER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +48,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "build/hash_list.h"
+#include "bulk/hash_list.h"
 #include "filter/bucket_codec.h"
 #include "filter/cuckoo_table.h"
 #include "filter/table_settings.h"
@@ -329,4 +329,4 @@ class BulkBuilder {
 }  // namespace internal
 }  // namespace cuckoo
 
-#endif  // CUCKOO_PLUGIN_CORE_BUILD_BULK_BUILDER_H_
+#endif  // CUCKOO_PLUGIN_CORE_BULK_BULK_BUILDER_H_
