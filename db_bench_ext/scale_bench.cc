@@ -429,10 +429,10 @@ std::string Brief(const std::string& status) {
 // ---------------------------------------------------------------- filter
 
 // FilteredDBStats differs between filter versions: the first live filter
-// has `bypassed` (SetBypass) and counts growths (rebuilds from the DB) in
-// `growths`; the core v2 filter has `building` (not ready: every key "may be
-// present") and doubles by splits (`splits`, no DB read). These read
-// whichever fields exist.
+// has `bypassed` (SetBypass) and grows only by rebuilds from the DB
+// (counted in `growths`, which 1.0.0 renamed `rescans`); the core v2 filter
+// has `building` (not ready: every key "may be present") and doubles by splits
+// (`splits`, no DB read). These read whichever fields exist.
 #define SCALE_BENCH_HAS_FIELD(field)                                    \
   template <typename S, typename = void>                                \
   struct Has_##field : std::false_type {};                              \
@@ -451,12 +451,15 @@ SCALE_BENCH_HAS_FIELD(bypassed)
 SCALE_BENCH_HAS_FIELD(building)
 SCALE_BENCH_HAS_FIELD(splits)
 SCALE_BENCH_HAS_FIELD(split_in_progress)
+SCALE_BENCH_HAS_FIELD(growths)
+SCALE_BENCH_HAS_FIELD(rescans)
 #undef SCALE_BENCH_HAS_FIELD
 
-// Growths of the filter so far: rebuilds started by a full table plus
-// splits (where the filter has them).
+// Growths of the filter so far: rescans (rebuilds from the DB the filter
+// asked for) plus splits (where the filter has them).
 uint64_t Growths(const FilteredDBStats& s) {
-  return s.growths + uint64_t(Field_splits(s));
+  return uint64_t(Field_growths(s)) + uint64_t(Field_rescans(s)) +
+         uint64_t(Field_splits(s));
 }
 
 // True once the filter answers reads: stats show it neither bypassed nor

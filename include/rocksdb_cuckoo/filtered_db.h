@@ -30,7 +30,7 @@
 // waits only for those already in flight; the same holds for the other
 // exclusive operations: WaitForDeleteChecks, RebuildFilter,
 // PersistFilterSnapshots, IngestExternalFile(s), DropColumnFamily, a
-// growth start, Close). Writes to other column families only are not
+// rescan start, Close). Writes to other column families only are not
 // serialized.
 //
 // Exact deletion. A fingerprint is erased only for a key that really was
@@ -123,8 +123,12 @@
 //                                        reads go to the DB unfiltered
 //                                        (after an ingestion, until its
 //                                        rebuild succeeds), else 0
-//     rocksdb.cuckoo.rebuilds            tables replaced (growth, reload...)
-//     rocksdb.cuckoo.growths             rebuilds started by a full table
+//     rocksdb.cuckoo.rebuilds            tables replaced (open build,
+//                                        rescan, RebuildFilter, ingestion,
+//                                        snapshot load)
+//     rocksdb.cuckoo.rescans             rebuilds from a DB scan that the
+//                                        filter asked for (narrow
+//                                        fingerprints or a full table)
 //   GetAggregatedIntProperty sums an integer property over the filtered
 //   families (milli-bits-per-key: of all their tables together).
 //   Properties are read without a lock (a read counter sums 32 per-thread
@@ -186,10 +190,10 @@ struct FilteredDBOptions {
   std::string snapshot_dir;
   // Write snapshots in Close() / the destructor (needs snapshot_dir).
   bool persist_on_close = true;
-  // Rebuild from the DB (when the filter asks for it, RescanWanted) in a
-  // background thread (true) or synchronously in the writer that notices
+  // Rescan: rebuild from the DB (when the filter asks for it, RescanWanted)
+  // in a background thread (true) or synchronously in the writer that notices
   // (false; the write then waits for a full scan).
-  bool background_growth = true;
+  bool background_rescan = true;
   // Open without a usable snapshot: build each filter from the DB on a
   // background thread and return at once (true), or scan the DB before Open
   // returns (false). Until a filter is ready (stats.building false,
@@ -221,7 +225,8 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t assumed_unique = 0;     // checks skipped (assume_unique_writes)
   uint64_t range_deleted = 0;      // live keys erased by DeleteRange
   uint64_t keys_scanned = 0;       // keys read by rebuild scans
-  uint64_t growths = 0;            // rebuilds started by a full table
+  uint64_t rescans = 0;            // rebuilds from a DB scan the filter
+                                   // asked for (RescanWanted, full table)
   uint64_t pending_checks = 0;     // deferred delete checks not resolved yet
   // Point reads (Get, GetEntity, GetMergeOperands, KeyMayExist, and each
   // key of a MultiGet) of this family that consulted the filter, and those
@@ -263,7 +268,7 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // the older v1 is live again in the DB, while the filter erased k when the
   // SingleDelete found it live: Get(k) answers NotFound through FilteredDB
   // and v1 through GetBaseDB() (seen with RocksDB 7.8.3 after the flush),
-  // until a rebuild of the filter (RebuildFilter, a growth, an open without
+  // until a rebuild of the filter (RebuildFilter, a rescan, an open without
   // a usable snapshot) or a new write of k.
   using ROCKSDB_NAMESPACE::StackableDB::SingleDelete;
 

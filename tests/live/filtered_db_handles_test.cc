@@ -108,7 +108,7 @@ TEST(FilteredDBHandles, DestroyHandlesRightAfterADeleteThenClose) {
 // the writes go on through DefaultColumnFamily(). Every path that reads the
 // family on FilteredDB's side runs: a Put of a key the filter may contain
 // (point read), a deferred delete check, DeleteRange (iterator), a batch,
-// RebuildFilter and a growth (scans), and PersistFilterSnapshots after an
+// RebuildFilter and a rescan (scans), and PersistFilterSnapshots after an
 // unlogged write (flush).
 TEST(FilteredDBHandles, DefaultHandleFromOpenDestroyedWritesGoOn) {
   TempDir dir("handles");

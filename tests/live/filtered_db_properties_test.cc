@@ -44,7 +44,7 @@ const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.rebuild-in-progress",
     "rocksdb.cuckoo.not-ready",
     "rocksdb.cuckoo.rebuilds",
-    "rocksdb.cuckoo.growths"};
+    "rocksdb.cuckoo.rescans"};
 constexpr char kStats[] = "rocksdb.cuckoo.live-filter-stats";
 
 uint64_t IntProperty(FilteredDB* db, const std::string& name,
@@ -236,7 +236,7 @@ TEST(FilteredDBObservability, PropertyNames) {
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rebuild-in-progress"), 0u);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.not-ready"), 0u);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rebuilds"), stats.rebuilds);
-  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.growths"), stats.growths);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rescans"), stats.rescans);
 
   std::string text;
   ASSERT_TRUE(db->GetProperty(kStats, &text));

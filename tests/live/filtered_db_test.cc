@@ -282,7 +282,7 @@ TEST(FilteredDB, MultiGetBothInterfaces) {
 struct ModelParam {
   const char* name;
   bool assume_unique;
-  bool background_growth;
+  bool background_rescan;
   bool background_open = false;
 };
 
@@ -300,7 +300,7 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
   FilteredDBOptions fopts =
       test::SmallFilterOptions(128);  // grows several times
   fopts.assume_unique_writes = param.assume_unique;
-  fopts.background_growth = param.background_growth;
+  fopts.background_rescan = param.background_rescan;
   fopts.background_open = param.background_open;
   fopts.snapshot_dir = dir.Sub("snapshots");
   std::unique_ptr<FilteredDB> db;
@@ -452,7 +452,7 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
 INSTANTIATE_TEST_SUITE_P(
     Modes, FilteredDBModelTest,
     ::testing::Values(ModelParam{"Exact", false, true},
-                      ModelParam{"ExactSyncGrowth", false, false},
+                      ModelParam{"ExactSyncRescan", false, false},
                       ModelParam{"AssumeUnique", true, true},
                       // Reopens without a snapshot return before the scan:
                       // the steps after them run while the filter builds.
@@ -616,7 +616,7 @@ TEST(FilteredDB, UnknownColumnFamilyToFilterIsAnError) {
 
 struct GrowthParam {
   const char* name;
-  bool background;
+  bool background_rescan;
   int batch_size;  // keys per write
 };
 
@@ -628,7 +628,7 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
   const GrowthParam param = GetParam();
   TempDir dir;
   FilteredDBOptions fopts = test::SmallFilterOptions(500);
-  fopts.background_growth = param.background;
+  fopts.background_rescan = param.background_rescan;
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
@@ -656,8 +656,8 @@ TEST_P(FilteredDBGrowthTest, GrowsPastInitialCapacityWithoutLosingKeys) {
   // Doublings by splits, and rebuilds from the DB once splits made the
   // fingerprints narrow (rescan_below_bits).
   EXPECT_GE(s.splits, 3u);
-  EXPECT_GE(s.growths, 1u);
-  EXPECT_GE(s.rebuilds, 1 + s.growths);  // the open build plus rescans
+  EXPECT_GE(s.rescans, 1u);
+  EXPECT_GE(s.rebuilds, 1 + s.rescans);  // the open build plus rescans
   EXPECT_LE(s.load_factor, 0.97);
   EXPECT_FALSE(s.rebuild_in_progress);
 }
@@ -685,7 +685,7 @@ TEST(FilteredDB, BackgroundRebuildInstallsItselfWithoutFurtherWrites) {
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   const uint64_t rebuilds_before = Stats(db.get()).rebuilds;  // open build
   int written = 0;
-  while (Stats(db.get()).growths == 0) {
+  while (Stats(db.get()).rescans == 0) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(written++), "v").ok());
     ASSERT_LT(written, 100000);
   }
@@ -753,7 +753,7 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
       << "fpr after fill " << fpr0 << ", after churn " << fpr1;
   EXPECT_NEAR(fpr0, s0.expected_fpr, 0.3 * s0.expected_fpr);
   EXPECT_DOUBLE_EQ(s1.bits_per_key, s0.bits_per_key);  // same table, same count
-  EXPECT_EQ(s1.growths, 0u);
+  EXPECT_EQ(s1.rescans, 0u);
   EXPECT_EQ(s1.rebuilds, s0.rebuilds);
   EXPECT_EQ(s1.erases, uint64_t(5 * kN));
   // Each delete's "maybe" was resolved by one point read.
@@ -1227,7 +1227,8 @@ TEST(FilteredDB, FailedCloseLeavesTheDBUsable) {
   const ROCKSDB_NAMESPACE::Snapshot* snap = db->GetSnapshot();
   ASSERT_TRUE(db->Close().IsAborted());
   Model model;
-  for (int i = 0; i < 5000; ++i) {  // several growths beyond 1024 keys
+  for (int i = 0; i < 5000;
+       ++i) {  // several splits and rescans beyond 1024 keys
     const Status s = db->Put(WriteOptions(), Key(i), "v");
     ASSERT_TRUE(s.ok()) << i << ": " << s.ToString();
     model[Key(i)] = "v";

@@ -29,7 +29,7 @@ using CfCounters = cuckoo::internal::RelaxedCounters<
     &FilteredDBStats::maybe_checks_live, &FilteredDBStats::deferred_checks,
     &FilteredDBStats::check_errors, &FilteredDBStats::assumed_unique,
     &FilteredDBStats::range_deleted, &FilteredDBStats::keys_scanned,
-    &FilteredDBStats::growths,
+    &FilteredDBStats::rescans,
     &FilteredDBStats::pending_checks>;  // pending: queued or being resolved
 
 // One filtered column family.

@@ -6,7 +6,7 @@
 // contract. The class is split by concern, as RocksDB's db/db_impl/:
 //   filtered_db_read.cc     Get / MultiGet / KeyMayExist answered by filters
 //   filtered_db_write.cc    the write protocol (write_plan.h plans it)
-//   filtered_db_rebuild.cc  synchronous and background rebuilds (growth;
+//   filtered_db_rebuild.cc  synchronous and background rebuilds (rescans;
 //                           rebuilder.h runs the background scan)
 //   filtered_db_open.cc     Open, Init, Close, snapshots (snapshot_store.h),
 //                           ingestion, dropped column families, handles,
@@ -34,7 +34,7 @@
 //   write_mu_ (WriterLock)  shared: single-key writes (Put, PutEntity,
 //       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
 //       groups their DB writes. Exclusive (ExclusiveLock): batches,
-//       DeleteRange, growth start, rebuilds, ingestion, drops, snapshots,
+//       DeleteRange, rescan start, rebuilds, ingestion, drops, snapshots,
 //       close; it first drains the deferred delete checks. Exclusive
 //       lockers are preferred (writer_lock.h): one waits
 //       only for the single-key writes already in flight, however many
@@ -258,7 +258,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   template <typename WriteFn>
   Status WriteOne(const WriteOptions& wo, CfState* s, OpType type,
                   const Slice& key, WriteFn&& write);
-  // Returns false, having written nothing, if the insert needs a growth.
+  // Returns false, having written nothing, if the insert needs a rescan.
   template <typename WriteFn>
   bool WriteOneShared(const WriteOptions& wo, CfState* s, OpType type,
                       const Slice& key, WriteFn&& write, Status* status);
@@ -279,7 +279,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status ForEachLiveKey(CfState* cf, const Slice& begin, const Slice& end,
                         const std::function<void(const Slice&)>& fn) override;
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
-  // After a write to s: starts a growth if the table is full enough.
+  // After a write to s: starts a rescan if the filter wants one
+  // (RescanWanted), or restarts Open's failed background build.
   void AfterWriteLocked(CfState* s);
   // After a successful Replace: resets the failure count and ends Open's
   // background build.

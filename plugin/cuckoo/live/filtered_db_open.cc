@@ -174,7 +174,7 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
     Status st = SyncRebuildLocked(s, capacity, {});
     if (!st.ok()) return st;
   }
-  AfterWriteLocked(s);  // grows if the DB had more keys than estimated
+  AfterWriteLocked(s);  // rescans if the DB had more keys than estimated
   return Status::OK();
 }
 
@@ -457,7 +457,7 @@ Status FilteredDBImpl::CloseImpl() {
   }
   if (s.IsAborted()) {
     // Nothing was closed (e.g. unreleased snapshots): the DB stays usable,
-    // growth may run again, and Close can be retried. A family whose
+    // rescans may run again, and Close can be retried. A family whose
     // retired handle is gone (a snapshot taken during Close) can no longer
     // be read by FilteredDB: it is no longer filtered, as if dropped.
     for (CfState* st : unreadable) {

@@ -62,7 +62,7 @@ constexpr IntProperty kIntProperties[] = {
     {"not-ready",
      [](const FilteredDBStats& s) -> uint64_t { return s.building ? 1 : 0; }},
     {"rebuilds", [](const FilteredDBStats& s) { return s.rebuilds; }},
-    {"growths", [](const FilteredDBStats& s) { return s.growths; }},
+    {"rescans", [](const FilteredDBStats& s) { return s.rescans; }},
 };
 
 const IntProperty* FindIntProperty(const Slice& name) {
@@ -136,7 +136,7 @@ std::string StatsText(const std::string& name, const FilteredDBStats& s) {
            " deferred, %" PRIu64 " errors), %" PRIu64 " pending, %" PRIu64
            " skipped (assume_unique_writes)\n"
            "Rebuilds: %" PRIu64 " tables replaced, %" PRIu64
-           " growths, %" PRIu64
+           " rescans, %" PRIu64
            " keys scanned, %s\n"
            "Snapshot at open: %s\n",
            name.c_str(), s.num_keys, s.capacity, s.load_factor, s.table_bytes,
@@ -146,7 +146,7 @@ std::string StatsText(const std::string& name, const FilteredDBStats& s) {
            s.inserts, s.erases, s.erase_misses, s.insert_failures,
            s.relocations, s.range_deleted, s.maybe_checks, s.maybe_checks_live,
            s.deferred_checks, s.check_errors, s.pending_checks,
-           s.assumed_unique, s.rebuilds, s.growths, s.keys_scanned,
+           s.assumed_unique, s.rebuilds, s.rescans, s.keys_scanned,
            s.rebuild_in_progress ? "rebuild in progress" : "no rebuild running",
            s.snapshot_status.c_str());
   return buf;

@@ -350,7 +350,7 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s,
       if (s->filter->Insert(cuckoo::KeyHash(hashes[i]))) continue;
     }
     std::vector<uint64_t> pending(hashes.begin(), hashes.begin() + i);
-    s->counters.Add<&FilteredDBStats::growths>();
+    s->counters.Add<&FilteredDBStats::rescans>();
     Status st = SyncRebuildLocked(s, s->filter->RescanCapacity(), pending);
     if (!st.ok()) return st;
     if (!s->filter->Insert(cuckoo::KeyHash(hashes[i]))) {
@@ -374,18 +374,21 @@ void FilteredDBImpl::AfterWriteLocked(CfState* s) {
   if (!s->filter->RescanWanted()) return;
   uint64_t capacity = s->filter->RescanCapacity();
   for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
-  s->counters.Add<&FilteredDBStats::growths>();
-  Info("cuckoo live filter [%s]: load %.3f reached, growing to %llu keys%s",
-       s->name.c_str(), s->filter->GetStats().load_factor,
-       static_cast<unsigned long long>(capacity),
-       options_.background_growth ? " in the background" : "");
-  if (options_.background_growth) {
+  s->counters.Add<&FilteredDBStats::rescans>();
+  Info(
+      "cuckoo live filter [%s]: rescan wanted (width %d bits, load %.3f), "
+      "rebuilding from the DB for %llu keys%s",
+      s->name.c_str(), s->filter->GetStats().width,
+      s->filter->GetStats().load_factor,
+      static_cast<unsigned long long>(capacity),
+      options_.background_rescan ? " in the background" : "");
+  if (options_.background_rescan) {
     StartBackgroundRebuildLocked(s, capacity);
   } else {
     Status st = SyncRebuildLocked(s, capacity, {});
     if (!st.ok()) {
       ++s->consecutive_failures;
-      Info("cuckoo live filter [%s]: growth failed: %s", s->name.c_str(),
+      Info("cuckoo live filter [%s]: rescan failed: %s", s->name.c_str(),
            st.ToString().c_str());
     }
   }

@@ -1,7 +1,7 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// The background rebuild of one filtered column family (growth): a scan of a
+// The background rebuild of one filtered column family (a rescan): a scan of a
 // DB iterator into a LiveKeyFilter::Builder on its own thread, and the
 // hand-off of the result to the writers, who install it under their lock.
 //
