@@ -35,6 +35,8 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/sst/policy_config.cc \
 	plugin/cuckoo/live/delete_checker.cc \
 	plugin/cuckoo/live/filtered_db_open.cc \
+	plugin/cuckoo/live/filtered_db_persist.cc \
+	plugin/cuckoo/live/filtered_db_families.cc \
 	plugin/cuckoo/live/filtered_db_properties.cc \
 	plugin/cuckoo/live/filtered_db_read.cc \
 	plugin/cuckoo/live/filtered_db_rebuild.cc \

@@ -8,10 +8,12 @@
 //   filtered_db_write.cc    the write protocol (write_plan.h plans it)
 //   filtered_db_rebuild.cc  synchronous and background rebuilds (rescans;
 //                           rebuilder.h runs the background scan)
-//   filtered_db_open.cc     Open, Init, Close, snapshots (snapshot_store.h),
-//                           ingestion, dropped column families, handles,
-//                           stats
-//   filtered_db_properties.cc  the "rocksdb.cuckoo." DB properties
+//   filtered_db_open.cc     the Open factories, Init, LoadOrBuild
+//   filtered_db_persist.cc  PersistFilterSnapshots, Close, snapshot
+//                           identities (snapshot_store.h)
+//   filtered_db_families.cc ingestion, dropped column families, handles
+//   filtered_db_properties.cc  GetFilterStats and the "rocksdb.cuckoo." DB
+//                           properties
 //
 // Write protocol:
 //   1. Plan: for every key the write touches, decide whether it is live
@@ -311,7 +313,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   void StopBackgroundWork();
   void Progress(const CfState* s, uint64_t scanned, bool done);
 
-  // Open, close, snapshots (filtered_db_open.cc).
+  // Open (filtered_db_open.cc); snapshots and Close
+  // (filtered_db_persist.cc); column families (filtered_db_families.cc).
   Status LoadOrBuild(CfState* s);
   SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
                             const std::string& db_state) const;

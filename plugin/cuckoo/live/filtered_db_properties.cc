@@ -1,10 +1,10 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB properties: the "rocksdb.cuckoo." names of GetProperty,
-// GetIntProperty, GetMapProperty and GetAggregatedIntProperty (list and
-// units in filtered_db.h), answered from FilteredDBStats; every other name
-// goes to the DB.
+// FilteredDB stats and properties: GetFilterStats, and the "rocksdb.cuckoo."
+// names of GetProperty, GetIntProperty, GetMapProperty and
+// GetAggregatedIntProperty (list and units in filtered_db.h), answered from
+// FilteredDBStats; every other name goes to the DB.
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +18,7 @@ namespace live {
 
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
 using ROCKSDB_NAMESPACE::Slice;
+using ROCKSDB_NAMESPACE::Status;
 
 namespace {
 
@@ -153,6 +154,26 @@ std::string StatsText(const std::string& name, const FilteredDBStats& s) {
 }
 
 }  // namespace
+
+Status FilteredDBImpl::GetFilterStats(ColumnFamilyHandle* cf,
+                                      FilteredDBStats* stats) const {
+  const CfState* s = State(cf);
+  if (s == nullptr)
+    return Status::NotFound("FilteredDB: column family has no filter");
+  *stats = StatsOf(s);
+  return Status::OK();
+}
+
+FilteredDBStats FilteredDBImpl::StatsOf(const CfState* s) const {
+  FilteredDBStats stats;
+  static_cast<LiveKeyFilterStats&>(stats) = s->filter->GetStats();
+  s->counters.CopyTo(&stats);
+  stats.reads_checked = s->reads.checked();
+  stats.reads_absent = s->reads.absent();
+  stats.loaded_from_snapshot = s->loaded_from_snapshot;
+  stats.snapshot_status = s->snapshot_status;
+  return stats;
+}
 
 bool FilteredDBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property,
                                  std::string* value) {

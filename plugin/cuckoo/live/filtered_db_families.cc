@@ -1,0 +1,127 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
+// FilteredDB and column families: ingestion into a filtered family (its
+// filter is rebuilt from the DB), drops, and the handles FilteredDB reads
+// through (DestroyColumnFamilyHandle keeps them until Close).
+#include <algorithm>
+#include <vector>
+
+#include "filtered_db_impl.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::IngestExternalFileArg;
+using ROCKSDB_NAMESPACE::IngestExternalFileOptions;
+using ROCKSDB_NAMESPACE::Status;
+
+Status FilteredDBImpl::IngestExternalFile(
+    ColumnFamilyHandle* cf, const std::vector<std::string>& files,
+    const IngestExternalFileOptions& opts) {
+  IngestExternalFileArg arg;
+  arg.column_family = cf;
+  arg.external_files = files;
+  arg.options = opts;
+  return IngestExternalFiles({arg});
+}
+
+Status FilteredDBImpl::IngestExternalFiles(
+    const std::vector<IngestExternalFileArg>& args) {
+  std::vector<CfState*> touched;
+  for (const auto& arg : args) {
+    CfState* s = State(arg.column_family);
+    if (s != nullptr) touched.push_back(s);
+  }
+  if (touched.empty()) return db_->IngestExternalFiles(args);
+  // Not while a persist streams: an ingestion consumes no sequence number,
+  // so a snapshot frozen before it and written after it (with a digest of
+  // the state after it) would match the DB and miss the ingested keys.
+  std::lock_guard<std::mutex> persisting(persist_mu_);
+  ExclusiveLock lock(this);
+  // An ingestion need not consume a sequence number: a snapshot written
+  // before it must not be loaded after it.
+  RemoveSnapshots(touched);
+  for (CfState* s : touched) {
+    WaitAndCommitLocked(s);
+    // Ingested keys are not in the filter: reads go to the DB until the
+    // filter has been rebuilt from it (only a successful rebuild makes it
+    // ready again).
+    s->filter->MarkNotReady();
+  }
+  Status result = db_->IngestExternalFiles(args);
+  for (CfState* s : touched) {
+    uint64_t estimate = 0;
+    db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
+    const uint64_t capacity =
+        std::max<uint64_t>({options_.filter.initial_capacity,
+                            s->filter->RescanCapacity(), estimate});
+    Status st = SyncRebuildLocked(s, capacity, {});
+    if (!st.ok()) {
+      Info(
+          "cuckoo live filter [%s]: rebuild after ingestion failed (%s); the "
+          "filter "
+          "stays not ready until RebuildFilter succeeds",
+          s->name.c_str(), st.ToString().c_str());
+      if (result.ok()) result = st;
+    }
+  }
+  return result;
+}
+
+Status FilteredDBImpl::DropColumnFamilies(
+    const std::vector<ColumnFamilyHandle*>& cfs) {
+  std::vector<CfState*> touched;
+  for (ColumnFamilyHandle* cf : cfs) {
+    CfState* s = State(cf);
+    if (s != nullptr) touched.push_back(s);
+  }
+  ExclusiveLock lock(this);
+  Status st = db_->DropColumnFamilies(cfs);
+  if (st.ok()) {
+    for (CfState* s : touched) {
+      WaitAndCommitLocked(s);
+      s->filter->MarkNotReady();
+      s->dropped.store(true, std::memory_order_release);
+    }
+  }
+  return st;
+}
+
+Status FilteredDBImpl::DestroyColumnFamilyHandle(ColumnFamilyHandle* cf) {
+  if (cf != nullptr && cf != db_->DefaultColumnFamily()) {
+    const uint32_t id = cf->GetID();
+    CfState* s = id < by_id_.size() ? by_id_[id] : nullptr;
+    if (s != nullptr && s->handle == cf) {
+      std::lock_guard<std::mutex> lock(retired_mu_);
+      if (!s->dropped.load(std::memory_order_acquire)) {
+        retired_.push_back(cf);
+        return Status::OK();
+      }
+      // Dropped: read no more (the drop drained its checks and waited for
+      // its rebuild), so the handle can go now.
+      s->handle = nullptr;
+    }
+  }
+  return db_->DestroyColumnFamilyHandle(cf);
+}
+
+std::vector<CfState*> FilteredDBImpl::DestroyRetiredHandles() {
+  std::vector<ColumnFamilyHandle*> retired;
+  {
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    retired.swap(retired_);
+  }
+  std::vector<CfState*> states;
+  for (ColumnFamilyHandle* h : retired) {
+    for (auto& s : states_) {
+      if (s->handle == h) states.push_back(s.get());
+    }
+    db_->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  return states;
+}
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
