@@ -33,7 +33,9 @@ cuckoo_SOURCES-y = \
 	plugin/core/util/table_memory.cc \
 	plugin/cuckoo/sst/cuckoo_filter_policy.cc \
 	plugin/cuckoo/sst/policy_config.cc \
+	plugin/cuckoo/live/checkpoint_file.cc \
 	plugin/cuckoo/live/delete_checker.cc \
+	plugin/cuckoo/live/effect_log.cc \
 	plugin/cuckoo/live/filtered_db_open.cc \
 	plugin/cuckoo/live/filtered_db_persist.cc \
 	plugin/cuckoo/live/filtered_db_families.cc \
@@ -43,6 +45,7 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/live/filtered_db_write.cc \
 	plugin/cuckoo/live/rebuilder.cc \
 	plugin/cuckoo/live/snapshot_store.cc \
+	plugin/cuckoo/live/wal_replay.cc \
 	plugin/cuckoo/live/write_plan.cc \
 	plugin/cuckoo/plugin_registrar.cc \
 	plugin/cuckoo/version.cc

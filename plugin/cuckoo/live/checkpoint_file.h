@@ -1,0 +1,104 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
+// What a live-key filter checkpoint is bound to, and whether an opening DB
+// may use it (internal; design in docs/recovery_design.md, 3.1 and 3.2).
+//
+// A checkpoint file is the core's snapshot format 2 (checksummed, validated
+// bucket by bucket: cuckoo::LiveKeyFilter::DecodeSnapshot) whose opaque
+// owner identity is a CheckpointIdentity:
+//
+//   offset  size  field (little-endian; "bytes": fixed32 length + bytes)
+//   0       4     magic "CKP3"
+//   4       8     sequence X (the last sequence number the image covers)
+//   12      4     column family id
+//   16      8     session (the writer's nonce)
+//   24      8     erase generation (the writer's last checker record
+//                 whose erasures the image holds)
+//   32      8     WAL binding: file number (0: none)
+//   40      8     ... offset (bytes of that file then)
+//   48      8     ... hash of the <= 64 KiB before the offset
+//   56      -     bytes: DB id, column family name, MANIFEST (the file
+//                 CURRENT named when the checkpoint was written), DB state
+//                 digest (clean close only, else empty)
+//
+// The identity of the previous format (sequence first, no magic) is
+// rejected as an older format; the filter is then rebuilt.
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CHECKPOINT_FILE_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CHECKPOINT_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rocksdb/env.h"
+#include "rocksdb/status.h"
+#include "rocksdb/types.h"
+#include "wal_replay.h"
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+struct CheckpointIdentity {
+  ROCKSDB_NAMESPACE::SequenceNumber sequence = 0;
+  uint32_t cf_id = 0;
+  uint64_t session = 0;
+  uint64_t erase_generation = 0;
+  WalBinding wal;
+  std::string db_id;
+  std::string cf_name;
+  std::string manifest;
+  std::string db_state;
+
+  std::string Encode() const;
+  // False with the reason when `bytes` is not an identity of this format.
+  static bool Decode(std::string_view bytes, CheckpointIdentity* out,
+                     std::string* why);
+};
+
+// The identity bytes stored in a checkpoint file, read from its header
+// only (not validated: the checksum covers the whole file; compare them
+// with the identity DecodeSnapshot returns). For the checks that must run
+// before DB::Open (the WAL binding: recovery may release WAL files).
+ROCKSDB_NAMESPACE::Status PeekCheckpointIdentity(ROCKSDB_NAMESPACE::Env* env,
+                                                 const std::string& path,
+                                                 std::string* identity);
+
+// The name of the MANIFEST that CURRENT names ("" if unreadable).
+std::string CurrentManifest(ROCKSDB_NAMESPACE::Env* env,
+                            const std::string& dbname);
+
+// What an opening DB knows about itself, to judge a checkpoint with.
+struct OpeningDb {
+  std::string db_id;
+  uint32_t cf_id = 0;
+  std::string cf_name;
+  ROCKSDB_NAMESPACE::SequenceNumber sequence = 0;  // after DB::Open
+  // Read before DB::Open:
+  std::string db_state;  // DbStateDigest ("" if not computed)
+  std::string manifest;  // CurrentManifest
+  // The MANIFESTs of the FilteredDB opens since the newest checkpoint, in
+  // order, the checkpoint's own first (SnapshotStore::ReadOpens).
+  std::vector<std::string> opens;
+  // The checkpoint's WAL binding, checked before DB::Open
+  // (VerifyWalBinding): "" if it held, else why not.
+  std::string wal_error;
+};
+
+enum class Verdict {
+  kUse,     // the image is the filter at the DB's sequence
+  kReplay,  // the image is the filter at X < the DB's sequence
+  kReject,  // never usable for this DB: remove the file
+};
+struct Judgement {
+  Verdict verdict = Verdict::kReject;
+  std::string why;  // the reason of a rejection
+};
+// Design 3.2, steps 2 to 7.
+Judgement JudgeCheckpoint(const CheckpointIdentity& id, const OpeningDb& db);
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CHECKPOINT_FILE_H_
