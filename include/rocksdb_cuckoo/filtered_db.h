@@ -101,36 +101,40 @@
 //   GetMapProperty with a handle or the default family; false for a family
 //   without a filter and for unknown "rocksdb.cuckoo." names; every other
 //   name goes to the DB as usual):
-//     rocksdb.cuckoo.live-filter-stats   text: every FilteredDBStats figure
-//                                        of the family; as a map property,
-//                                        the same figures by name
-//   integer properties (also as decimal strings through GetProperty):
-//     rocksdb.cuckoo.num-keys            fingerprints stored
-//     rocksdb.cuckoo.capacity            slots of the current table
-//     rocksdb.cuckoo.table-bytes         bytes of the current table
-//     rocksdb.cuckoo.memory-bytes        all memory of the filter
-//     rocksdb.cuckoo.milli-bits-per-key  table bits per stored key x 1000
-//                                        (18823 = 18.823 bits/key; 0 when
-//                                        empty)
-//     rocksdb.cuckoo.reads-checked       point reads that consulted the
-//                                        filter (FilteredDBStats::
-//                                        reads_checked)
-//     rocksdb.cuckoo.reads-answered-absent  ... answered NotFound by it
-//     rocksdb.cuckoo.pending-delete-checks  deferred delete checks queued
-//     rocksdb.cuckoo.maybe-checks        point reads of writes ("maybe")
-//     rocksdb.cuckoo.rebuild-in-progress 1 while a rebuild runs, else 0
-//     rocksdb.cuckoo.not-ready           1 while the filter is not ready and
-//                                        reads go to the DB unfiltered
-//                                        (after an ingestion, until its
-//                                        rebuild succeeds), else 0
-//     rocksdb.cuckoo.rebuilds            tables replaced (open build,
-//                                        rescan, RebuildFilter, ingestion,
-//                                        snapshot load)
-//     rocksdb.cuckoo.rescans             rebuilds from a DB scan that the
-//                                        filter asked for (narrow
-//                                        fingerprints or a full table)
-//   GetAggregatedIntProperty sums an integer property over the filtered
-//   families (milli-bits-per-key: of all their tables together).
+//     rocksdb.cuckoo.live-filter-stats   text: every figure below, one line
+//                                        per group; as a map property, the
+//                                        figures by name (the names below)
+//   Every integer figure (flags are 0 or 1) is also the integer property
+//   rocksdb.cuckoo.<name> (a decimal string through GetProperty); the
+//   others (load-factor, bits-per-key, expected-fpr, snapshot-status) are
+//   in the map and the text only. The figures, by FilteredDBStats field:
+//     table: num-keys (num_keys: fingerprints stored), capacity (slots),
+//       num-buckets, load-factor, table-bytes, bits-per-key,
+//       milli-bits-per-key (table bits per stored key x 1000, 0 when
+//       empty), memory-bytes (all memory of the filter), expected-fpr
+//     width: fingerprint-bits (f), width (w = f - level: bits compared),
+//       level (splits since the table was built from keys)
+//     reads: reads-checked (point reads that consulted the filter),
+//       reads-answered-absent (reads_absent: answered NotFound by it),
+//       not-ready (building: 1 while reads go to the DB unfiltered),
+//       filter-lookups (lookups: reads' and writes'), filter-absent
+//       (absent), read-retries
+//     writes: inserts, erases, erase-misses, insert-failures, relocations,
+//       range-deleted
+//     splits: splits, insert-waits (inserts that waited for a split),
+//       split-micros, last-split-micros, split-in-progress
+//     checks: maybe-checks (point reads of writes that resolved a
+//       "maybe"), maybe-checks-live, deferred-checks, check-errors,
+//       pending-delete-checks (pending_checks), assumed-unique
+//     rebuilds: rebuilds (tables replaced: open build, rescan,
+//       RebuildFilter, ingestion, snapshot load), rescans (rebuilds from a
+//       DB scan the filter asked for), keys-scanned, rebuild-in-progress,
+//       rescan-wanted
+//     snapshot at open: loaded-from-snapshot, snapshot-status
+//   GetAggregatedIntProperty combines an integer property over the filtered
+//   families: the sum, except width (the smallest), fingerprint-bits,
+//   level and last-split-micros (the largest) and milli-bits-per-key (of
+//   all their tables together).
 //   Properties are read without a lock (a read counter sums 32 per-thread
 //   slots).
 // - Statistics (DBOptions::statistics, if set): each key the filter rules

@@ -1,14 +1,19 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB observability (issue 24): the "rocksdb.cuckoo." DB properties,
+// FilteredDB observability: the "rocksdb.cuckoo." DB properties,
 // the Statistics tickers and the PerfContext counter of reads the filter
 // answered (names and mapping in filtered_db.h).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rocksdb/perf_context.h"
@@ -31,20 +36,49 @@ using ROCKSDB_NAMESPACE::WriteOptions;
 using test::Key;
 using test::TempDir;
 
+// The integer properties, as filtered_db.h lists them; kOtherNames are the
+// figures that are in the map and the text only.
 const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.num-keys",
     "rocksdb.cuckoo.capacity",
+    "rocksdb.cuckoo.num-buckets",
     "rocksdb.cuckoo.table-bytes",
-    "rocksdb.cuckoo.memory-bytes",
     "rocksdb.cuckoo.milli-bits-per-key",
+    "rocksdb.cuckoo.memory-bytes",
+    "rocksdb.cuckoo.fingerprint-bits",
+    "rocksdb.cuckoo.width",
+    "rocksdb.cuckoo.level",
     "rocksdb.cuckoo.reads-checked",
     "rocksdb.cuckoo.reads-answered-absent",
-    "rocksdb.cuckoo.pending-delete-checks",
-    "rocksdb.cuckoo.maybe-checks",
-    "rocksdb.cuckoo.rebuild-in-progress",
     "rocksdb.cuckoo.not-ready",
+    "rocksdb.cuckoo.filter-lookups",
+    "rocksdb.cuckoo.filter-absent",
+    "rocksdb.cuckoo.read-retries",
+    "rocksdb.cuckoo.inserts",
+    "rocksdb.cuckoo.erases",
+    "rocksdb.cuckoo.erase-misses",
+    "rocksdb.cuckoo.insert-failures",
+    "rocksdb.cuckoo.relocations",
+    "rocksdb.cuckoo.range-deleted",
+    "rocksdb.cuckoo.splits",
+    "rocksdb.cuckoo.insert-waits",
+    "rocksdb.cuckoo.split-micros",
+    "rocksdb.cuckoo.last-split-micros",
+    "rocksdb.cuckoo.split-in-progress",
+    "rocksdb.cuckoo.maybe-checks",
+    "rocksdb.cuckoo.maybe-checks-live",
+    "rocksdb.cuckoo.deferred-checks",
+    "rocksdb.cuckoo.check-errors",
+    "rocksdb.cuckoo.pending-delete-checks",
+    "rocksdb.cuckoo.assumed-unique",
     "rocksdb.cuckoo.rebuilds",
-    "rocksdb.cuckoo.rescans"};
+    "rocksdb.cuckoo.rescans",
+    "rocksdb.cuckoo.keys-scanned",
+    "rocksdb.cuckoo.rebuild-in-progress",
+    "rocksdb.cuckoo.rescan-wanted",
+    "rocksdb.cuckoo.loaded-from-snapshot"};
+const std::vector<std::string> kOtherNames = {
+    "load-factor", "bits-per-key", "expected-fpr", "snapshot-status"};
 constexpr char kStats[] = "rocksdb.cuckoo.live-filter-stats";
 
 uint64_t IntProperty(FilteredDB* db, const std::string& name,
@@ -80,13 +114,14 @@ struct Tickers {
 };
 
 std::unique_ptr<FilteredDB> OpenWithStatistics(
-    const TempDir& dir, std::shared_ptr<Statistics> statistics) {
+    const TempDir& dir, std::shared_ptr<Statistics> statistics,
+    uint64_t initial_capacity = 1024) {
   Options options = test::TestOptions();
   options.statistics = std::move(statistics);  // no SST filter: tickers are
   std::unique_ptr<FilteredDB> db;              // the live filter's alone
-  EXPECT_TRUE(
-      FilteredDB::Open(options, dir.path(), test::SmallFilterOptions(), &db)
-          .ok());
+  EXPECT_TRUE(FilteredDB::Open(options, dir.path(),
+                               test::SmallFilterOptions(initial_capacity), &db)
+                  .ok());
   return db;
 }
 
@@ -203,14 +238,20 @@ TEST(FilteredDBObservability, NoStatistics) {
 // unknown cuckoo names are refused; other names go to the DB.
 TEST(FilteredDBObservability, PropertyNames) {
   TempDir dir("props");
-  auto db = OpenWithStatistics(dir, nullptr);
+  // Sized for 400 keys: the 500 below make the table split once.
+  auto db = OpenWithStatistics(dir, nullptr, 400);
   for (int i = 0; i < 500; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   }
   ASSERT_TRUE(db->Delete(WriteOptions(), Key(0)).ok());
   db->WaitForDeleteChecks();
   FilteredDBStats stats;
-  ASSERT_TRUE(db->GetFilterStats(nullptr, &stats).ok());
+  for (int i = 0; i < 3000; ++i) {  // the split runs in the background
+    ASSERT_TRUE(db->GetFilterStats(nullptr, &stats).ok());
+    if (!stats.split_in_progress) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(stats.split_in_progress);
   ColumnFamilyHandle* def = db->DefaultColumnFamily();
   for (const std::string& name : kIntNames) {
     uint64_t v = 0, w = 0;
@@ -237,18 +278,57 @@ TEST(FilteredDBObservability, PropertyNames) {
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.not-ready"), 0u);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rebuilds"), stats.rebuilds);
   EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.rescans"), stats.rescans);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.splits"), stats.splits);
+  EXPECT_EQ(stats.splits, 1u);
+  EXPECT_EQ(stats.level, 1);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.level"),
+            uint64_t(stats.level));
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.width"),
+            uint64_t(stats.width));
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.fingerprint-bits"),
+            uint64_t(stats.fingerprint_bits));
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.insert-waits"),
+            stats.insert_waits);
+  EXPECT_EQ(IntProperty(db.get(), "rocksdb.cuckoo.inserts"), stats.inserts);
 
   std::string text;
   ASSERT_TRUE(db->GetProperty(kStats, &text));
   EXPECT_NE(text.find("[default]"), std::string::npos) << text;
   EXPECT_NE(text.find("Table: 499 keys"), std::string::npos) << text;
+  EXPECT_NE(text.find("Splits: " + std::to_string(stats.splits) + " splits"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("level " + std::to_string(stats.level)),
+            std::string::npos)
+      << text;
   std::map<std::string, std::string> map;
   ASSERT_TRUE(db->GetMapProperty(def, kStats, &map));
   EXPECT_EQ(map["num-keys"], "499");
   EXPECT_EQ(map["erases"], std::to_string(stats.erases));
   EXPECT_EQ(map["snapshot-status"], stats.snapshot_status);
-  EXPECT_GE(map.size(), kIntNames.size() + 15);
+  // The map holds exactly the integer properties and the other figures.
+  EXPECT_EQ(map.size(), kIntNames.size() + kOtherNames.size());
+  for (const std::string& name : kIntNames) {
+    const std::string key = name.substr(sizeof("rocksdb.cuckoo.") - 1);
+    ASSERT_EQ(map.count(key), 1u) << key;
+    EXPECT_EQ(map[key], std::to_string(IntProperty(db.get(), name))) << key;
+  }
   uint64_t v = 0;
+  for (const std::string& key : kOtherNames) {
+    EXPECT_EQ(map.count(key), 1u) << key;
+    EXPECT_FALSE(db->GetIntProperty(def, "rocksdb.cuckoo." + key, &v)) << key;
+  }
+  // filtered_db.h documents every figure by name.
+  std::ifstream header(std::string(CUCKOO_SOURCE_DIR) +
+                       "/include/rocksdb_cuckoo/filtered_db.h");
+  ASSERT_TRUE(header.good());
+  const std::string doc((std::istreambuf_iterator<char>(header)),
+                        std::istreambuf_iterator<char>());
+  for (const auto& entry : map) {
+    const std::regex word("[^a-z-]" + entry.first + "[^a-z-]");
+    EXPECT_TRUE(std::regex_search(doc, word))
+        << entry.first << " is not documented in filtered_db.h";
+  }
   EXPECT_FALSE(db->GetIntProperty(def, kStats, &v));
 
   for (const char* unknown :

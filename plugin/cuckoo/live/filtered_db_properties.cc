@@ -5,9 +5,10 @@
 // names of GetProperty, GetIntProperty, GetMapProperty and
 // GetAggregatedIntProperty (list and units in filtered_db.h), answered from
 // FilteredDBStats; every other name goes to the DB.
-#include <cinttypes>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -34,123 +35,226 @@ uint64_t MilliBitsPerKey(uint64_t table_bytes, uint64_t keys) {
                                                         8000 / double(keys)));
 }
 
-// The integer properties: suffix after kPrefix, and the value.
-struct IntProperty {
-  const char* suffix;
-  uint64_t (*get)(const FilteredDBStats&);
+// One figure of FilteredDBStats: an integer (a flag is an integer, 0 or 1),
+// a real number with its printf format, or a text.
+struct Value {
+  enum Kind { kInteger, kReal, kText } kind = kInteger;
+  uint64_t integer = 0;
+  bool flag = false;  // kInteger: a yes/no figure
+  double real = 0;
+  const char* format = nullptr;  // kReal
+  std::string text;              // kText
+
+  std::string ToString() const {
+    if (kind == kText) return text;
+    if (kind == kInteger) return std::to_string(integer);
+    char buf[64];
+    snprintf(buf, sizeof(buf), format, real);
+    return buf;
+  }
+  // In the text form: flags read "yes" or "no".
+  std::string ToText() const {
+    return flag ? (integer != 0 ? "yes" : "no") : ToString();
+  }
+};
+Value Integer(uint64_t v) {
+  Value value;
+  value.integer = v;
+  return value;
+}
+Value Flag(bool v) {
+  Value value = Integer(v ? 1 : 0);
+  value.flag = true;
+  return value;
+}
+Value Real(const char* format, double v) {
+  Value value;
+  value.kind = Value::kReal;
+  value.real = v;
+  value.format = format;
+  return value;
+}
+Value Text(const std::string& v) {
+  Value value;
+  value.kind = Value::kText;
+  value.text = v;
+  return value;
+}
+
+// How GetAggregatedIntProperty combines an integer figure over the families.
+enum class Aggregate {
+  kSum,
+  kMin,
+  kMax,
+  kMilliBitsPerKey,  // of all tables together
 };
 
-constexpr size_t kMilliBitsPerKey = 4;  // index below: not a sum
-constexpr IntProperty kIntProperties[] = {
-    {"num-keys", [](const FilteredDBStats& s) { return s.num_keys; }},
-    {"capacity", [](const FilteredDBStats& s) { return s.capacity; }},
-    {"table-bytes", [](const FilteredDBStats& s) { return s.table_bytes; }},
-    {"memory-bytes", [](const FilteredDBStats& s) { return s.memory_bytes; }},
-    {"milli-bits-per-key",
-     [](const FilteredDBStats& s) {
-       return MilliBitsPerKey(s.table_bytes, s.num_keys);
-     }},
-    {"reads-checked", [](const FilteredDBStats& s) { return s.reads_checked; }},
-    {"reads-answered-absent",
-     [](const FilteredDBStats& s) { return s.reads_absent; }},
-    {"pending-delete-checks",
-     [](const FilteredDBStats& s) { return s.pending_checks; }},
-    {"maybe-checks", [](const FilteredDBStats& s) { return s.maybe_checks; }},
-    {"rebuild-in-progress",
-     [](const FilteredDBStats& s) -> uint64_t {
-       return s.rebuild_in_progress ? 1 : 0;
-     }},
-    {"not-ready",
-     [](const FilteredDBStats& s) -> uint64_t { return s.building ? 1 : 0; }},
-    {"rebuilds", [](const FilteredDBStats& s) { return s.rebuilds; }},
-    {"rescans", [](const FilteredDBStats& s) { return s.rescans; }},
+// The lines of the text form, in order.
+enum class Line {
+  kTable,
+  kWidth,
+  kReads,
+  kWrites,
+  kSplits,
+  kChecks,
+  kRebuilds,
+  kSnapshot
+};
+constexpr const char* kLineTitles[] = {"Table",    "Width",           "Reads",
+                                       "Writes",   "Splits",          "Checks",
+                                       "Rebuilds", "Snapshot at open"};
+
+// The one table of the properties. Each row is a figure: its name (the map
+// key of rocksdb.cuckoo.live-filter-stats; for an integer figure also the
+// integer property rocksdb.cuckoo.<name>), the line and label of the text
+// form (the label's %s is the value; nullptr: not in the text), and how
+// GetAggregatedIntProperty combines it. filtered_db.h lists the same names
+// (tests/live/filtered_db_properties_test.cc checks both ways).
+struct Figure {
+  const char* name;
+  Line line;
+  const char* label;
+  Value (*get)(const FilteredDBStats&);
+  Aggregate aggregate = Aggregate::kSum;
 };
 
-const IntProperty* FindIntProperty(const Slice& name) {
+using S = FilteredDBStats;
+const Figure kFigures[] = {
+    // The table.
+    {"num-keys", Line::kTable, "%s keys",
+     [](const S& s) { return Integer(s.num_keys); }},
+    {"capacity", Line::kTable, "%s slots",
+     [](const S& s) { return Integer(s.capacity); }},
+    {"num-buckets", Line::kTable, "%s buckets",
+     [](const S& s) { return Integer(s.num_buckets); }},
+    {"load-factor", Line::kTable, "load %s",
+     [](const S& s) { return Real("%.4f", s.load_factor); }},
+    {"table-bytes", Line::kTable, "%s table bytes",
+     [](const S& s) { return Integer(s.table_bytes); }},
+    {"bits-per-key", Line::kTable, "%s bits/key",
+     [](const S& s) { return Real("%.3f", s.bits_per_key); }},
+    {"milli-bits-per-key", Line::kTable, nullptr,
+     [](const S& s) {
+       return Integer(MilliBitsPerKey(s.table_bytes, s.num_keys));
+     },
+     Aggregate::kMilliBitsPerKey},
+    {"memory-bytes", Line::kTable, "%s bytes in all",
+     [](const S& s) { return Integer(s.memory_bytes); }},
+    {"expected-fpr", Line::kTable, "expected FPR %s",
+     [](const S& s) { return Real("%.3g", s.expected_fpr); }},
+    // Fingerprint width: f bits stored, w = f - level compared.
+    {"fingerprint-bits", Line::kWidth, "%s fingerprint bits",
+     [](const S& s) { return Integer(uint64_t(s.fingerprint_bits)); },
+     Aggregate::kMax},
+    {"width", Line::kWidth, "width %s",
+     [](const S& s) { return Integer(uint64_t(s.width)); }, Aggregate::kMin},
+    {"level", Line::kWidth, "level %s",
+     [](const S& s) { return Integer(uint64_t(s.level)); }, Aggregate::kMax},
+    // Reads.
+    {"reads-checked", Line::kReads, "%s checked",
+     [](const S& s) { return Integer(s.reads_checked); }},
+    {"reads-answered-absent", Line::kReads, "%s answered absent",
+     [](const S& s) { return Integer(s.reads_absent); }},
+    {"not-ready", Line::kReads, "not ready: %s",
+     [](const S& s) { return Flag(s.building); }},
+    {"filter-lookups", Line::kReads, "%s filter lookups (reads and writes)",
+     [](const S& s) { return Integer(s.lookups); }},
+    {"filter-absent", Line::kReads, "%s absent",
+     [](const S& s) { return Integer(s.absent); }},
+    {"read-retries", Line::kReads, "%s read retries",
+     [](const S& s) { return Integer(s.read_retries); }},
+    // Writes.
+    {"inserts", Line::kWrites, "%s inserts",
+     [](const S& s) { return Integer(s.inserts); }},
+    {"erases", Line::kWrites, "%s erases",
+     [](const S& s) { return Integer(s.erases); }},
+    {"erase-misses", Line::kWrites, "%s erases missed",
+     [](const S& s) { return Integer(s.erase_misses); }},
+    {"insert-failures", Line::kWrites, "%s inserts without room",
+     [](const S& s) { return Integer(s.insert_failures); }},
+    {"relocations", Line::kWrites, "%s relocations",
+     [](const S& s) { return Integer(s.relocations); }},
+    {"range-deleted", Line::kWrites, "%s range-deleted keys",
+     [](const S& s) { return Integer(s.range_deleted); }},
+    // Splits.
+    {"splits", Line::kSplits, "%s splits",
+     [](const S& s) { return Integer(s.splits); }},
+    {"insert-waits", Line::kSplits, "%s inserts waited for a split",
+     [](const S& s) { return Integer(s.insert_waits); }},
+    {"split-micros", Line::kSplits, "%s us in all",
+     [](const S& s) { return Integer(s.split_micros); }},
+    {"last-split-micros", Line::kSplits, "%s us the last",
+     [](const S& s) { return Integer(s.last_split_micros); }, Aggregate::kMax},
+    {"split-in-progress", Line::kSplits, "in progress: %s",
+     [](const S& s) { return Flag(s.split_in_progress); }},
+    // Checks of writes.
+    {"maybe-checks", Line::kChecks, "%s maybe checks",
+     [](const S& s) { return Integer(s.maybe_checks); }},
+    {"maybe-checks-live", Line::kChecks, "%s live",
+     [](const S& s) { return Integer(s.maybe_checks_live); }},
+    {"deferred-checks", Line::kChecks, "%s deferred",
+     [](const S& s) { return Integer(s.deferred_checks); }},
+    {"check-errors", Line::kChecks, "%s errors",
+     [](const S& s) { return Integer(s.check_errors); }},
+    {"pending-delete-checks", Line::kChecks, "%s pending",
+     [](const S& s) { return Integer(s.pending_checks); }},
+    {"assumed-unique", Line::kChecks, "%s skipped (assume_unique_writes)",
+     [](const S& s) { return Integer(s.assumed_unique); }},
+    // Rebuilds.
+    {"rebuilds", Line::kRebuilds, "%s tables replaced",
+     [](const S& s) { return Integer(s.rebuilds); }},
+    {"rescans", Line::kRebuilds, "%s rescans",
+     [](const S& s) { return Integer(s.rescans); }},
+    {"keys-scanned", Line::kRebuilds, "%s keys scanned",
+     [](const S& s) { return Integer(s.keys_scanned); }},
+    {"rebuild-in-progress", Line::kRebuilds, "in progress: %s",
+     [](const S& s) { return Flag(s.rebuild_in_progress); }},
+    {"rescan-wanted", Line::kRebuilds, "rescan wanted: %s",
+     [](const S& s) { return Flag(s.rescan_wanted); }},
+    // The snapshot at open.
+    {"loaded-from-snapshot", Line::kSnapshot, "loaded: %s",
+     [](const S& s) { return Flag(s.loaded_from_snapshot); }},
+    {"snapshot-status", Line::kSnapshot, "%s",
+     [](const S& s) { return Text(s.snapshot_status); }},
+};
+
+// The integer figure named by a "rocksdb.cuckoo." property, or nullptr.
+const Figure* FindIntProperty(const Slice& name) {
   if (!IsCuckooProperty(name)) return nullptr;
   const Slice suffix(name.data() + sizeof(kPrefix) - 1,
                      name.size() - (sizeof(kPrefix) - 1));
-  for (const IntProperty& p : kIntProperties) {
-    if (suffix == Slice(p.suffix)) return &p;
+  for (const Figure& f : kFigures) {
+    if (suffix == Slice(f.name)) {
+      // A row's kind does not depend on the figures.
+      return f.get(FilteredDBStats()).kind == Value::kInteger ? &f : nullptr;
+    }
   }
   return nullptr;
 }
 
-std::string U(uint64_t v) { return std::to_string(v); }
-
-std::string F(const char* format, double v) {
-  char buf[64];
-  snprintf(buf, sizeof(buf), format, v);
-  return buf;
-}
-
-// Every figure of FilteredDBStats, by name (the map property).
+// The map property: every figure by name.
 std::map<std::string, std::string> StatsMap(const FilteredDBStats& s) {
   std::map<std::string, std::string> m;
-  for (const IntProperty& p : kIntProperties) m[p.suffix] = U(p.get(s));
-  m["num-buckets"] = U(s.num_buckets);
-  m["bits-per-key"] = F("%.3f", s.bits_per_key);
-  m["load-factor"] = F("%.4f", s.load_factor);
-  m["expected-fpr"] = F("%.3g", s.expected_fpr);
-  m["inserts"] = U(s.inserts);
-  m["erases"] = U(s.erases);
-  m["erase-misses"] = U(s.erase_misses);
-  m["insert-failures"] = U(s.insert_failures);
-  m["insert-waits"] = U(s.insert_waits);
-  m["splits"] = U(s.splits);
-  m["fingerprint-bits"] = U(uint64_t(s.fingerprint_bits));
-  m["width"] = U(uint64_t(s.width));
-  m["relocations"] = U(s.relocations);
-  m["filter-lookups"] = U(s.lookups);
-  m["filter-absent"] = U(s.absent);
-  m["read-retries"] = U(s.read_retries);
-  m["maybe-checks-live"] = U(s.maybe_checks_live);
-  m["deferred-checks"] = U(s.deferred_checks);
-  m["check-errors"] = U(s.check_errors);
-  m["assumed-unique"] = U(s.assumed_unique);
-  m["range-deleted"] = U(s.range_deleted);
-  m["keys-scanned"] = U(s.keys_scanned);
-  m["loaded-from-snapshot"] = U(s.loaded_from_snapshot ? 1 : 0);
-  m["snapshot-status"] = s.snapshot_status;
+  for (const Figure& f : kFigures) m[f.name] = f.get(s).ToString();
   return m;
 }
 
-double Percent(uint64_t part, uint64_t whole) {
-  return whole == 0 ? 0.0 : 100.0 * double(part) / double(whole);
-}
-
-// The text property: FilteredDBStats of one family, a few lines.
+// The text property: one line per Line, the labelled figures in table
+// order.
 std::string StatsText(const std::string& name, const FilteredDBStats& s) {
-  char buf[2048];
-  snprintf(buf, sizeof(buf),
-           "** Cuckoo live-key filter [%s] **\n"
-           "Table: %" PRIu64 " keys in %" PRIu64 " slots (load %.4f), %" PRIu64
-           " table bytes (%.3f bits/key), %" PRIu64
-           " bytes in all, expected FPR %.3g\n"
-           "Reads: %" PRIu64 " checked, %" PRIu64
-           " answered absent (%.1f%%), %s\n"
-           "Writes: %" PRIu64 " inserts, %" PRIu64 " erases (%" PRIu64
-           " missed), %" PRIu64 " inserts without room, %" PRIu64
-           " relocations, %" PRIu64
-           " range-deleted keys\n"
-           "Checks: %" PRIu64 " maybe checks (%" PRIu64 " live, %" PRIu64
-           " deferred, %" PRIu64 " errors), %" PRIu64 " pending, %" PRIu64
-           " skipped (assume_unique_writes)\n"
-           "Rebuilds: %" PRIu64 " tables replaced, %" PRIu64
-           " rescans, %" PRIu64
-           " keys scanned, %s\n"
-           "Snapshot at open: %s\n",
-           name.c_str(), s.num_keys, s.capacity, s.load_factor, s.table_bytes,
-           s.bits_per_key, s.memory_bytes, s.expected_fpr, s.reads_checked,
-           s.reads_absent, Percent(s.reads_absent, s.reads_checked),
-           s.building ? "NOT READY (reads go to the DB)" : "filter ready",
-           s.inserts, s.erases, s.erase_misses, s.insert_failures,
-           s.relocations, s.range_deleted, s.maybe_checks, s.maybe_checks_live,
-           s.deferred_checks, s.check_errors, s.pending_checks,
-           s.assumed_unique, s.rebuilds, s.rescans, s.keys_scanned,
-           s.rebuild_in_progress ? "rebuild in progress" : "no rebuild running",
-           s.snapshot_status.c_str());
-  return buf;
+  std::string out = "** Cuckoo live-key filter [" + name + "] **\n";
+  for (size_t line = 0; line < std::size(kLineTitles); ++line) {
+    std::string text;
+    for (const Figure& f : kFigures) {
+      if (static_cast<size_t>(f.line) != line || f.label == nullptr) continue;
+      char buf[512];
+      snprintf(buf, sizeof(buf), f.label, f.get(s).ToText().c_str());
+      text += text.empty() ? "" : ", ";
+      text += buf;
+    }
+    out += std::string(kLineTitles[line]) + ": " + text + "\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -184,9 +288,9 @@ bool FilteredDBImpl::GetProperty(ColumnFamilyHandle* cf, const Slice& property,
     *value = StatsText(s->name, StatsOf(s));
     return true;
   }
-  const IntProperty* p = FindIntProperty(property);
-  if (p == nullptr) return false;
-  *value = U(p->get(StatsOf(s)));
+  const Figure* f = FindIntProperty(property);
+  if (f == nullptr) return false;
+  *value = f->get(StatsOf(s)).ToString();
   return true;
 }
 
@@ -207,10 +311,11 @@ bool FilteredDBImpl::GetIntProperty(ColumnFamilyHandle* cf,
   if (!IsCuckooProperty(property)) {
     return db_->GetIntProperty(cf, property, value);
   }
-  const IntProperty* p = FindIntProperty(property);
   const CfState* s = State(cf);
-  if (p == nullptr || s == nullptr) return false;
-  *value = p->get(StatsOf(s));
+  if (s == nullptr) return false;
+  const Figure* f = FindIntProperty(property);
+  if (f == nullptr) return false;
+  *value = f->get(StatsOf(s)).integer;
   return true;
 }
 
@@ -219,20 +324,36 @@ bool FilteredDBImpl::GetAggregatedIntProperty(const Slice& property,
   if (!IsCuckooProperty(property)) {
     return db_->GetAggregatedIntProperty(property, value);
   }
-  const IntProperty* p = FindIntProperty(property);
-  if (p == nullptr) return false;
-  // Summed over the filtered families; bits per key of all tables together.
-  uint64_t sum = 0, keys = 0, table_bytes = 0;
+  // Over the filtered families (none: 0); bits per key of all tables
+  // together.
+  const Figure* f = FindIntProperty(property);
+  if (f == nullptr) return false;
+  uint64_t result = 0, keys = 0, table_bytes = 0;
+  bool first = true;
   for (const auto& s : states_) {
     if (s->dropped.load(std::memory_order_acquire)) continue;
     const FilteredDBStats stats = StatsOf(s.get());
-    sum += p->get(stats);
-    keys += stats.num_keys;
-    table_bytes += stats.table_bytes;
+    const uint64_t v = f->get(stats).integer;
+    switch (f->aggregate) {
+      case Aggregate::kSum:
+        result += v;
+        break;
+      case Aggregate::kMin:
+        result = first ? v : std::min(result, v);
+        break;
+      case Aggregate::kMax:
+        result = std::max(result, v);
+        break;
+      case Aggregate::kMilliBitsPerKey:
+        keys += stats.num_keys;
+        table_bytes += stats.table_bytes;
+        break;
+    }
+    first = false;
   }
-  *value = p == &kIntProperties[kMilliBitsPerKey]
+  *value = f->aggregate == Aggregate::kMilliBitsPerKey
                ? MilliBitsPerKey(table_bytes, keys)
-               : sum;
+               : result;
   return true;
 }
 
