@@ -47,6 +47,7 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/live/snapshot_store.cc \
 	plugin/cuckoo/live/wal_replay.cc \
 	plugin/cuckoo/live/write_plan.cc \
+	plugin/cuckoo/cuckoo_statistics.cc \
 	plugin/cuckoo/plugin_registrar.cc \
 	plugin/cuckoo/version.cc
 
@@ -61,6 +62,7 @@ cuckoo_HEADERS-y = \
 	include/cuckoo/typed_lookup.h \
 	include/rocksdb_cuckoo/filter_policy.h \
 	include/rocksdb_cuckoo/filtered_db.h \
+	include/rocksdb_cuckoo/statistics.h \
 	include/rocksdb_cuckoo/version.h
 
 cuckoo_HEADERS += $(cuckoo_HEADERS-y)
