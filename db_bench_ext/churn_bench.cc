@@ -62,6 +62,7 @@
 // Note: Debian's librocksdb is built with assertions on; absolute timings are
 // pessimistic, compare the ratios of one run.
 #include <gflags/gflags.h>
+#include <sys/resource.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -131,6 +132,11 @@ DEFINE_string(writer_modes, "plain,cuckoo",
               "cuckoo_unique); ratios "
               "are against plain");
 DEFINE_uint64(reps, 7, "writers bench: repetitions (medians reported)");
+DEFINE_string(op_kinds, "put_new,delete_live,delete_absent,get_absent,get_live",
+              "op_costs bench: the operation kinds to measure");
+DEFINE_uint64(op_chunk, 20000,
+              "op_costs bench: operations per kind, mode and repetition "
+              "(split over the threads)");
 DEFINE_uint64(rep_ops, 0,
               "writers bench: churn writes per repetition and mode (0 = num)");
 DEFINE_string(batch_modes, "plain,cuckoo",
@@ -727,6 +733,14 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
 
 namespace {
 
+// CPU seconds of the whole process (every thread), user + system.
+double ProcessCpuSeconds() {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 // One DB of the writers bench; thread t of T owns the key indexes
 // j * T + t (j = 0, 1, ...), a sliding window [oldest[t], next[t]) of them.
 class WriterDb {
@@ -824,6 +838,36 @@ class WriterDb {
   }
 
   DB* db() const { return db_; }
+
+  // One operation kind of the op_costs bench: `ops` operations split over
+  // the threads, each thread calling op(t, j) for its j-th operation.
+  // Returns the wall seconds and the process CPU seconds (every thread:
+  // the delete checker and RocksDB's background work included). Deferred
+  // delete checks queued by the operations are waited for (their cost
+  // belongs to the operations).
+  template <typename Op>
+  std::pair<double, double> Run(uint64_t ops, Op op) {
+    const uint64_t per_thread = ops / threads_;
+    const double cpu0 = ProcessCpuSeconds();
+    const auto start = Clock::now();
+    std::vector<std::thread> workers;
+    for (uint64_t t = 0; t < threads_; ++t) {
+      workers.emplace_back([&, t] {
+        for (uint64_t j = 0; j < per_thread; ++j) op(t, j);
+      });
+    }
+    for (auto& w : workers) w.join();
+    if (fdb_ != nullptr) fdb_->WaitForDeleteChecks();
+    return {Seconds(start, Clock::now()), ProcessCpuSeconds() - cpu0};
+  }
+  // Index of the next key thread t Puts (then advances), and of the oldest
+  // live key of thread t (then advances: the caller deletes it).
+  uint64_t NextNew(uint64_t t) { return Index(t, next_[t]++); }
+  uint64_t NextOldest(uint64_t t) { return Index(t, oldest_[t]++); }
+  // A live key of thread t, picked by r.
+  uint64_t LiveIndex(uint64_t t, uint64_t r) const {
+    return Index(t, oldest_[t] + r % (next_[t] - oldest_[t]));
+  }
 
   // Negative Gets of the given keys; returns Gets per second. Counts
   // answers other than NotFound as errors.
@@ -963,6 +1007,142 @@ int RunWriters() {
     }
   }
   PrintTables({&reps, &summary});
+  return 0;
+}
+
+// ---------------------------------------------------------------- op
+// costs bench
+//
+// --bench=op_costs: what each kind of operation costs alone, per mode
+// (--writer_modes, plain first) and number of threads (--writer_threads).
+// One DB per mode filled with --num keys; then --reps repetitions, each
+// running --op_chunk operations of every kind per mode, the modes of one
+// kind back to back in an order that rotates per repetition. Kinds:
+//   put_new        Put of a key never written
+//   delete_live    Delete of a live key (the oldest of the thread's window)
+//   delete_absent  Delete of a key never written
+//   get_absent     Get of a key never written
+//   get_live       Get of a live key
+// Reported per kind and mode: median wall ns per operation, median process
+// CPU ns per operation (all threads: the deferred delete checks and
+// RocksDB's flushes and compactions included), and the ratios to plain.
+
+int RunOpCosts() {
+  const std::vector<std::string> modes = SplitList(FLAGS_writer_modes);
+  if (modes.empty() || modes.front() != "plain") {
+    fprintf(stderr, "--writer_modes must start with plain\n");
+    return 1;
+  }
+  const std::vector<std::string> kinds = SplitList(FLAGS_op_kinds);
+  printf("churn_bench --bench=op_costs: N=%" PRIu64 " live keys, %" PRIu64
+         " operations per kind, mode and repetition, %" PRIu64
+         " repetitions, value %" PRIu64 " B, memtable %" PRIu64
+         " MiB, SST bloom %d bits/key\n",
+         FLAGS_num, FLAGS_op_chunk, FLAGS_reps, FLAGS_value_size,
+         FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
+  Table summary("op_costs",
+                {"threads", "kind", "mode", "wall_ns_per_op", "cpu_ns_per_op",
+                 "wall_ratio_vs_plain", "cpu_ratio_vs_plain"});
+  for (const std::string& threads_text : SplitList(FLAGS_writer_threads)) {
+    const uint64_t threads = std::stoull(threads_text);
+    std::vector<std::unique_ptr<WriterDb>> dbs;
+    for (const auto& m : modes)
+      dbs.push_back(std::make_unique<WriterDb>(m, threads));
+    fprintf(stderr, "[%" PRIu64 " threads] fill\n", threads);
+    for (auto& d : dbs) d->Fill(FLAGS_num);
+    for (auto& d : dbs) d->WaitForCompactions();
+    // [kind][mode] -> per repetition
+    std::vector<std::vector<std::vector<double>>> wall(
+        kinds.size(), std::vector<std::vector<double>>(modes.size()));
+    auto cpu = wall;
+    std::atomic<uint64_t> errors{0};
+    uint64_t never = 0;  // never-written key indexes, fresh per operation
+    for (uint64_t r = 0; r < FLAGS_reps; ++r) {
+      for (size_t k = 0; k < kinds.size(); ++k) {
+        const uint64_t never_base = never;
+        never += FLAGS_op_chunk;
+        for (size_t i = 0; i < modes.size(); ++i) {
+          const size_t m = (i + r) % modes.size();
+          WriterDb& d = *dbs[m];
+          DB* db = d.db();
+          // The keys of every thread, made before the clock starts (key
+          // formatting would otherwise dominate the cheap operations).
+          const uint64_t per_thread = FLAGS_op_chunk / threads;
+          std::vector<std::vector<std::string>> keys(threads);
+          std::vector<std::vector<uint64_t>> index(threads);
+          for (uint64_t th = 0; th < threads; ++th) {
+            for (uint64_t j = 0; j < per_thread; ++j) {
+              uint64_t key;
+              if (kinds[k] == "put_new") {
+                key = d.NextNew(th);
+              } else if (kinds[k] == "delete_live") {
+                key = d.NextOldest(th);
+              } else if (kinds[k] == "get_live") {
+                key = d.LiveIndex(th, Mix64(never_base + j));
+              } else {  // a key never written
+                key = kNeverBase + (uint64_t{3} << 40) + never_base +
+                      j * threads + th;
+              }
+              index[th].push_back(key);
+              keys[th].push_back(MakeKey(key));
+            }
+          }
+          const std::string& kind = kinds[k];
+          const std::pair<double, double> t =
+              d.Run(FLAGS_op_chunk, [&](uint64_t th, uint64_t j) {
+                const std::string& key = keys[th][j];
+                if (kind == "put_new") {
+                  errors +=
+                      !db->Put(WriteOptions(), key, ValueOf(index[th][j])).ok();
+                } else if (kind == "delete_live" || kind == "delete_absent") {
+                  errors += !db->Delete(WriteOptions(), key).ok();
+                } else {
+                  thread_local PinnableSlice value;
+                  value.Reset();
+                  const Status st = db->Get(
+                      ReadOptions(), db->DefaultColumnFamily(), key, &value);
+                  errors += kind == "get_live" ? !st.ok() : !st.IsNotFound();
+                }
+              });
+          wall[k][m].push_back(t.first * 1e9 / double(FLAGS_op_chunk));
+          cpu[k][m].push_back(t.second * 1e9 / double(FLAGS_op_chunk));
+        }
+      }
+      fprintf(stderr, "[%" PRIu64 " threads] rep %" PRIu64 " done\n", threads,
+              r);
+    }
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      const double plain_wall = Median(wall[k][0]);
+      const double plain_cpu = Median(cpu[k][0]);
+      for (size_t m = 0; m < modes.size(); ++m) {
+        summary.Add({U(threads), kinds[k], modes[m],
+                     Fmt(Median(wall[k][m]), "%.0f"),
+                     Fmt(Median(cpu[k][m]), "%.0f"),
+                     Fmt(Median(wall[k][m]) / plain_wall, "%.3f"),
+                     Fmt(Median(cpu[k][m]) / plain_cpu, "%.3f")});
+      }
+    }
+    for (size_t m = 0; m < modes.size(); ++m) {
+      if (dbs[m]->fdb() == nullptr) continue;
+      FilteredDBStats st;
+      Check(dbs[m]->fdb()->GetFilterStats(nullptr, &st), "stats");
+      fprintf(stderr,
+              "[%s] filter: %" PRIu64
+              " keys, level %d, width %d, load %.3f, "
+              "expected FPR %.3f%%, reads %" PRIu64 " (%.3f%% passed)\n",
+              modes[m].c_str(), st.num_keys, st.level, st.width, st.load_factor,
+              100 * st.expected_fpr, st.reads_checked,
+              st.reads_checked == 0
+                  ? 0.0
+                  : 100.0 * double(st.reads_checked - st.reads_absent) /
+                        double(st.reads_checked));
+    }
+    if (errors.load() != 0) {
+      fprintf(stderr, "op_costs: %" PRIu64 " wrong answers\n", errors.load());
+      return 1;
+    }
+  }
+  PrintTables({&summary});
   return 0;
 }
 
@@ -1460,8 +1640,10 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   if (FLAGS_bench == "writers") return RunWriters();
   if (FLAGS_bench == "batch_latency") return RunBatchLatency();
+  if (FLAGS_bench == "op_costs") return RunOpCosts();
   if (FLAGS_bench != "churn") {
-    fprintf(stderr, "--bench must be churn, writers or batch_latency\n");
+    fprintf(stderr,
+            "--bench must be churn, writers, batch_latency or op_costs\n");
     return 1;
   }
   return RunChurn();
