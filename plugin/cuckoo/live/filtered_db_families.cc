@@ -79,12 +79,22 @@ Status FilteredDBImpl::DropColumnFamilies(
   }
   ExclusiveLock lock(this);
   Status st = db_->DropColumnFamilies(cfs);
-  if (st.ok()) {
-    for (CfState* s : touched) {
-      WaitAndCommitLocked(s);
-      s->filter->MarkNotReady();
-      s->dropped.store(true, std::memory_order_release);
+  // RocksDB drops the families in order and stops at the first it cannot
+  // drop; a failure may also come after a drop (the OPTIONS file). So on
+  // any failure the touched families may be dropped, and FilteredDB stops
+  // filtering all of them (reads and writes go to the DB directly: always
+  // exact; the filter of a family that was not dropped returns at the next
+  // Open).
+  for (CfState* s : touched) {
+    if (!st.ok()) {
+      Info(
+          "cuckoo live filter [%s]: DropColumnFamilies failed (%s); the "
+          "family is no longer filtered",
+          s->name.c_str(), st.ToString().c_str());
     }
+    WaitAndCommitLocked(s);
+    s->filter->MarkNotReady();
+    s->dropped.store(true, std::memory_order_release);
   }
   return st;
 }

@@ -132,11 +132,15 @@ Status FilteredDBImpl::CloseImpl() {
   {
     ExclusiveLock lock(this);
     if (initialized_ && options_.persist_on_close && snapshots_->enabled()) {
-      // The sequence recorded must be durable (WAL flushed and synced, or
-      // unlogged writes flushed by the close itself).
-      const bool durable =
-          !unlogged_writes_ || !db_->GetDBOptions().avoid_flush_during_shutdown;
-      persist = durable && db_->FlushWAL(/*sync=*/true).ok();
+      // The sequence recorded must be durable: the WAL flushed and synced,
+      // and no write without WAL since the last flush of the filtered
+      // families. RocksDB's Close flushes only non-empty mutable memtables:
+      // a switched-out memtable whose flush is queued (or paused) is
+      // dropped, and with it an unlogged write, while a later logged write
+      // keeps the recovered sequence number. So after an unlogged write no
+      // snapshot is written at Close (PersistFilterSnapshots flushes first
+      // and writes one).
+      persist = !unlogged_writes_ && db_->FlushWAL(/*sync=*/true).ok();
       seq = db_->GetLatestSequenceNumber();
     }
   }
