@@ -82,6 +82,7 @@
 #include <vector>
 
 #include "db_bench_util.h"
+#include "open_db.h"  // tests/
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -1634,10 +1635,11 @@ int RunChurn() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  cuckoo_bench::ParseFlags(
+      &argc, &argv,
       "churn workload: plain RocksDB vs Bloom front filter vs cuckoo live-key "
-      "filter");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+      "filter",
+      __FILE__);
   if (FLAGS_bench == "writers") return RunWriters();
   if (FLAGS_bench == "batch_latency") return RunBatchLatency();
   if (FLAGS_bench == "op_costs") return RunOpCosts();

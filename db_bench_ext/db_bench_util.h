@@ -1,35 +1,87 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// Helpers shared by the DB-level benchmarks (churn_bench, scale_bench):
-// timing, medians, comma lists, the key and value generators, and waiting
-// for a DB's background jobs (tests/open_db.h opens a plain DB across
-// RocksDB versions). Header-only; benchmarks only.
+// Helpers shared by every benchmark of db_bench_ext (filter_bench,
+// live_bench, policy_bench, churn_bench, scale_bench; probe_limit.h):
+// command-line flags whose --help lists the program's own flags, timing
+// (wall and thread CPU), medians, comma lists, the LFENCE that serializes
+// lookups, the key and value generators of the DB benchmarks, and waiting
+// for a DB's background jobs. Header-only, benchmarks only. It includes no
+// RocksDB header, so the RocksDB-free benchmarks use it too (a DB benchmark
+// opens its DB with tests/open_db.h).
 #ifndef ROCKSDB_CUCKOO_DB_BENCH_EXT_DB_BENCH_UTIL_H_
 #define ROCKSDB_CUCKOO_DB_BENCH_EXT_DB_BENCH_UTIL_H_
+
+#include <gflags/gflags.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
+#include <cstdlib>
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-#include "open_db.h"  // tests/: cuckoo_test::OpenDB across RocksDB versions
-#include "rocksdb/db.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "util/bit_util.h"
 
 namespace cuckoo_bench {
+
+// ------------------------------------------------------------------ flags
+
+// Parses the command line as gflags::ParseCommandLineFlags(argc, argv,
+// true) does, with `usage` as the usage message, except that --help lists
+// only the flags defined in `main_file` (pass __FILE__ from the file that
+// defines the program's flags): the libraries linked in (gflags itself,
+// Debian's librocksdb with its trace analyzer tools) define flags of their
+// own, which --helpfull still lists.
+inline void ParseFlags(int* argc, char*** argv, const std::string& usage,
+                       const char* main_file) {
+  gflags::SetUsageMessage(usage);
+  gflags::ParseCommandLineNonHelpFlags(argc, argv, true);
+  std::string help;
+  if (gflags::GetCommandLineOption("help", &help) && help == "true") {
+    printf("%s\n\n", gflags::ProgramUsage());
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);  // sorted by file, then name
+    printf("Flags:\n");
+    for (const gflags::CommandLineFlagInfo& flag : flags) {
+      if (flag.filename == main_file) {
+        printf("%s", gflags::DescribeOneFlag(flag).c_str());
+      }
+    }
+    printf(
+        "\n--helpfull lists the flags of the libraries too; --flagfile=F "
+        "reads flags from F.\n");
+    exit(0);
+  }
+  gflags::HandleCommandLineHelpFlags();  // --helpfull, --version, ...
+}
+
+// ------------------------------------------------------------------ timing
 
 using Clock = std::chrono::steady_clock;
 
 inline double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// This thread's CPU time, seconds: unlike wall-clock time, it leaves out
+// the time the thread is descheduled (most of the noise on a shared
+// machine).
+inline double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // Median of the values (0 for none).
@@ -39,6 +91,20 @@ inline double Median(std::vector<double> v) {
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+// After a lookup in a serialized loop: LFENCE waits until every earlier
+// instruction, the lookup's loads included, has completed, and starts no
+// later one before, so the loop measures one lookup's latency rather than
+// the throughput of overlapping ones. A no-op where kCanSerialize is false.
+#if defined(__x86_64__)
+constexpr bool kCanSerialize = true;
+inline void SerializeLookup() { _mm_lfence(); }
+#else
+constexpr bool kCanSerialize = false;
+inline void SerializeLookup() {}
+#endif
+
+// ------------------------------------------------------------------ lists
 
 // "a,b,,c" -> {"a", "b", "c"}.
 inline std::vector<std::string> SplitList(const std::string& list) {
@@ -51,6 +117,21 @@ inline std::vector<std::string> SplitList(const std::string& list) {
   return out;
 }
 
+// "1,2.5,,3" -> {1, 2.5, 3} as T (each item read with >>); false if an item
+// does not start with a T or the list is empty.
+template <typename T>
+bool ParseList(const std::string& list, std::vector<T>* out) {
+  for (const std::string& item : SplitList(list)) {
+    std::istringstream in(item);
+    T x;
+    if (!(in >> x)) return false;
+    out->push_back(x);
+  }
+  return !out->empty();
+}
+
+// ------------------------------------------------------------------ DB data
+
 // Key of index i: 16 hex digits of a bijection of i (SplitMix64 finalizer),
 // so consecutive indexes arrive in random key order.
 inline std::string MakeKey(uint64_t i, uint64_t seed) {
@@ -61,8 +142,9 @@ inline std::string MakeKey(uint64_t i, uint64_t seed) {
 }
 
 // Value of key i: `size` bytes (at most 512 KiB) of 1 MiB of random,
-// incompressible data, at an offset picked by i.
-inline ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i, uint64_t size) {
+// incompressible data, at an offset picked by i (a RocksDB Slice converts
+// from it).
+inline std::string_view ValueOf(uint64_t i, uint64_t size) {
   static const std::string data = [] {
     std::mt19937_64 rng(12345);
     std::string d(1 << 20, '\0');
@@ -70,14 +152,15 @@ inline ROCKSDB_NAMESPACE::Slice ValueOf(uint64_t i, uint64_t size) {
     return d;
   }();
   size = std::min<uint64_t>(size, data.size() / 2);
-  return ROCKSDB_NAMESPACE::Slice(
+  return std::string_view(
       data.data() + cuckoo::internal::Mix64(i) % (data.size() - size), size);
 }
 
 // Waits (up to `max_seconds`) until no flush or compaction runs or is
-// pending.
-inline void WaitForBackgroundJobs(ROCKSDB_NAMESPACE::DB* db,
-                                  int max_seconds = 120) {
+// pending. DB is ROCKSDB_NAMESPACE::DB (a template, so that this header
+// needs no RocksDB include).
+template <typename DB>
+void WaitForBackgroundJobs(DB* db, int max_seconds = 120) {
   for (int i = 0; i < max_seconds * 10; ++i) {
     uint64_t pending = 0, running = 0, flushes = 0;
     db->GetIntProperty("rocksdb.compaction-pending", &pending);

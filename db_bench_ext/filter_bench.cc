@@ -102,6 +102,7 @@
 
 #include "cuckoo/cuckoo_filter.h"
 #include "cuckoo/typed_lookup.h"
+#include "db_bench_util.h"
 #include "util/bit_util.h"
 
 DEFINE_uint64(num, 10000000, "Items the filter is sized for and filled with");
@@ -136,7 +137,10 @@ DEFINE_string(clock, "cpu",
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using cuckoo_bench::Clock;
+using cuckoo_bench::Median;
+using cuckoo_bench::ParseList;
+using cuckoo_bench::ThreadCpuSeconds;
 
 // The --construction values: flag, name in the output, CSV construct_bulk.
 struct Construction {
@@ -156,12 +160,6 @@ const Construction* FindConstruction() {
     if (FLAGS_construction == c.flag) return &c;
   }
   return nullptr;
-}
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // Wall-clock and thread-CPU seconds spent in timed regions (for the
@@ -225,12 +223,6 @@ class Rng {
  private:
   uint64_t state_;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct Stat {
   double median, min, max;
@@ -326,20 +318,6 @@ bool ParseConfigs(const std::string& spec, std::vector<BenchConfig>* out,
     out->push_back({canonical, c});
   }
   if (out->empty()) *error = "no configurations";
-  return !out->empty();
-}
-
-template <typename T>
-bool ParseList(const std::string& spec, std::vector<T>* out) {
-  std::stringstream in(spec);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item.empty()) continue;
-    std::istringstream v(item);
-    T x;
-    if (!(v >> x)) return false;
-    out->push_back(x);
-  }
   return !out->empty();
 }
 
@@ -913,11 +891,12 @@ Summary RunConfig(const BenchConfig& bc,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  cuckoo_bench::ParseFlags(
+      &argc, &argv,
       "filter_bench: space, FPR, construction and lookup throughput of the "
       "cuckoo filter core. See the header of db_bench_ext/filter_bench.cc for "
-      "the CSV columns.");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+      "the CSV columns.",
+      __FILE__);
 
   std::vector<BenchConfig> configs;
   std::string error;

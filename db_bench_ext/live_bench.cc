@@ -25,11 +25,11 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cuckoo/live_key_filter.h"
+#include "db_bench_util.h"
 #include "live/live_table.h"
 #include "probe_limit.h"
 
@@ -45,23 +45,13 @@ DEFINE_uint64(seed, 1, "random seed");
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using cuckoo::KeyHash;
 using cuckoo::LiveKeyFilter;
 using cuckoo::LiveKeyFilterOptions;
 using cuckoo::LiveKeyFilterStats;
-
-std::vector<uint64_t> ParseList(const std::string& s) {
-  std::vector<uint64_t> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(std::stoull(item));
-  return out;
-}
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
+using cuckoo_bench::Clock;
+using cuckoo_bench::Seconds;
+using cuckoo_bench::SplitList;
 
 // Fraction of about `queries` fresh random hashes the filter may contain.
 double MeasureFpr(const LiveKeyFilter& f, uint64_t queries, uint64_t seed) {
@@ -82,6 +72,12 @@ double MeasureFpr(const LiveKeyFilter& f, uint64_t queries, uint64_t seed) {
 // ------------------------------------------------------------------ probe
 
 void RunProbe() {
+  std::vector<uint64_t> sizes;
+  if (!cuckoo_bench::ParseList(FLAGS_sizes, &sizes)) {
+    fprintf(stderr, "--sizes: not a list of key counts: %s\n",
+            FLAGS_sizes.c_str());
+    exit(1);
+  }
   printf("\n## probe vs memory limit (f = %d, medians of %d, %" PRIu64
          " queries per loop, ns per key)\n\n",
          FLAGS_fingerprint_bits, FLAGS_reps, FLAGS_queries);
@@ -89,7 +85,7 @@ void RunProbe() {
       "| keys | table MiB | bits/key | single | serial | batch | 2 loads | "
       "2 loads serial | single/loads | serial/serial loads | batch/single "
       "|\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (uint64_t n : ParseList(FLAGS_sizes)) {
+  for (uint64_t n : sizes) {
     LiveKeyFilterOptions o;
     o.fingerprint_bits = FLAGS_fingerprint_bits;
     LiveKeyFilter f(o, n);
@@ -305,11 +301,9 @@ void RunFpr() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage("live-key filter benchmarks (no database)");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
-  std::stringstream ss(FLAGS_bench);
-  std::string mode;
-  while (std::getline(ss, mode, ',')) {
+  cuckoo_bench::ParseFlags(
+      &argc, &argv, "live-key filter benchmarks (no database)", __FILE__);
+  for (const std::string& mode : SplitList(FLAGS_bench)) {
     if (mode == "probe") {
       RunProbe();
     } else if (mode == "fill") {

@@ -78,9 +78,6 @@
 //   serial_neg_vs_bloom serial_neg_ns / Bloom's
 // (ratio columns are empty when bloom is not among the policies).
 #include <gflags/gflags.h>
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -88,16 +85,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "blocked/blocked_filter.h"
+#include "db_bench_util.h"
 #include "filter_bits_abi.h"
 #include "rocksdb/convenience.h"
 #include "rocksdb/filter_policy.h"
@@ -128,25 +124,16 @@ DEFINE_string(clock, "wall",
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using cuckoo_bench::Clock;
+using cuckoo_bench::kCanSerialize;
+using cuckoo_bench::Seconds;
+using cuckoo_bench::SerializeLookup;
+using cuckoo_bench::SplitList;
+using cuckoo_bench::ThreadCpuSeconds;
 using ROCKSDB_NAMESPACE::FilterBitsBuilder;
 using ROCKSDB_NAMESPACE::FilterBitsReader;
 using ROCKSDB_NAMESPACE::FilterPolicy;
 using ROCKSDB_NAMESPACE::Slice;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 // Query keys. In DRAM-scale mode each key also names the filter it
 // queries; `filter` is empty when every key queries the one filter.
@@ -309,13 +296,6 @@ bool MakeSubjects(const std::vector<std::string>& kinds, double bits,
   return true;
 }
 
-// This thread's CPU time, seconds.
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 // Seconds fn takes on the --clock clock.
 double Time(const std::function<void()>& fn) {
   if (FLAGS_clock == "cpu") {
@@ -355,17 +335,6 @@ double BuildFilter(Subject* s, size_t count, KeyAt key_at) {
   s->contents.push_back(contents);
   return seconds;
 }
-
-// After a lookup in the serialized loops: LFENCE waits until every earlier
-// instruction, the lookup's loads included, has completed, and starts no
-// later one before.
-#if defined(__x86_64__)
-constexpr bool kCanSerialize = true;
-inline void SerializeLookup() { _mm_lfence(); }
-#else
-constexpr bool kCanSerialize = false;
-inline void SerializeLookup() {}
-#endif
 
 // Exits unless a count of matched keys is the one expected: present keys
 // that did not all match are false negatives, and another way of querying
@@ -610,10 +579,10 @@ std::string Fixed2(double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "Bloom / Ribbon / cuckoo filters through RocksDB's "
-      "FilterBitsBuilder/Reader");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  cuckoo_bench::ParseFlags(&argc, &argv,
+                           "Bloom / Ribbon / cuckoo filters through RocksDB's "
+                           "FilterBitsBuilder/Reader",
+                           __FILE__);
   rocksdb_cuckoo::RegisterCuckooFilterPolicies(
       *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "");
   if (FLAGS_clock != "cpu" && FLAGS_clock != "wall") {

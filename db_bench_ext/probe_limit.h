@@ -33,11 +33,8 @@
 #include <random>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "cuckoo/live_key_filter.h"
+#include "db_bench_util.h"
 #include "util/table_memory.h"
 
 namespace cuckoo_bench {
@@ -65,20 +62,6 @@ struct ProbeLimitResult {
 };
 
 namespace probe_limit_detail {
-
-#if defined(__x86_64__)
-constexpr bool kCanSerialize = true;
-inline void Serialize() { _mm_lfence(); }
-#else
-constexpr bool kCanSerialize = false;
-inline void Serialize() {}
-#endif
-
-inline double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 template <typename Fn>
 double NsPerKey(size_t keys, Fn&& fn) {
@@ -118,7 +101,7 @@ uint64_t RandomLoads(const RandomArray& a, const cuckoo::KeyHash* q, size_t n) {
     const uint64_t i1 = (uint64_t{static_cast<uint32_t>(h)} * m) >> 32;
     const uint64_t i2 = ((h >> 32) * m) >> 32;
     sum += w[i1] ^ w[i2];
-    if (kSerial) Serialize();
+    if (kSerial) SerializeLookup();
   }
   return sum;
 }
@@ -129,7 +112,7 @@ uint64_t Probes(const cuckoo::LiveKeyFilter& f, const cuckoo::KeyHash* q,
   uint64_t hits = 0;
   for (size_t k = 0; k < n; ++k) {
     hits += f.MayContain(q[k]);
-    if (kSerial) Serialize();
+    if (kSerial) SerializeLookup();
   }
   return hits;
 }
@@ -155,7 +138,7 @@ inline ProbeLimitResult MeasureProbeLimit(const cuckoo::LiveKeyFilter& filter,
                                           const ProbeLimitOptions& options) {
   namespace d = probe_limit_detail;
   ProbeLimitResult r;
-  r.serialized = d::kCanSerialize;
+  r.serialized = kCanSerialize;
   r.table_bytes = filter.GetStats().table_bytes;
   d::RandomArray array(r.table_bytes, options.seed * 7 + 1);
   std::vector<cuckoo::KeyHash> q(options.queries);
@@ -191,11 +174,11 @@ inline ProbeLimitResult MeasureProbeLimit(const cuckoo::LiveKeyFilter& filter,
       std::exit(2);
     }
   }
-  r.single_ns = d::Median(single);
-  r.serial_ns = d::Median(serial);
-  r.batch_ns = d::Median(batch);
-  r.loads_ns = d::Median(loads);
-  r.serial_loads_ns = d::Median(serial_loads);
+  r.single_ns = Median(single);
+  r.serial_ns = Median(serial);
+  r.batch_ns = Median(batch);
+  r.loads_ns = Median(loads);
+  r.serial_loads_ns = Median(serial_loads);
   return r;
 }
 

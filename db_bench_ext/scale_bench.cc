@@ -102,6 +102,7 @@
 #include <vector>
 
 #include "db_bench_util.h"
+#include "open_db.h"  // tests/
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
@@ -1110,10 +1111,11 @@ void RemoveTempDir() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
+  cuckoo_bench::ParseFlags(
+      &argc, &argv,
       "the live-key filter at DB scale: open, kill recovery, checkpoint "
-      "stalls, memory, negative Gets and probes against plain RocksDB");
-  gflags::ParseCommandLineFlags(&argc, &argv, true);
+      "stalls, memory, negative Gets and probes against plain RocksDB",
+      __FILE__);
   if (!FLAGS_child_mode.empty()) return RunChild();
   if (FLAGS_smoke) {
     auto set_default = [](const char* flag, const char* value) {
