@@ -1163,8 +1163,8 @@ int RunOpCosts() {
 // is measured; reported per repetition and mode: p50 / p99 / max of the
 // batches and of each other operation, the writers' throughput meanwhile,
 // then the medians over repetitions and the ratio of FilteredDB to plain of
-// the batch figures (issue 24, item 2: a batch waits only for the
-// single-key writes in flight, whatever the number of writers).
+// the batch figures (a batch waits only for the single-key writes in
+// flight, whatever the number of writers).
 
 constexpr uint64_t kBatchKeyBase = uint64_t{1} << 61;  // batch keys' indexes
 

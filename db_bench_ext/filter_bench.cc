@@ -481,7 +481,7 @@ void PrintTargets(const std::vector<Summary>& all) {
       all.empty() ? size_t{0} : all[0].neg_batch_size);
 
   std::printf(
-      "\nIssue targets (stated for 10^7 items; the paper's configurations are "
+      "\nTargets (stated for 10^7 items; the paper's configurations are "
       "f12b4 and ss13b4):\n");
   auto verdict = [](bool ok) { return ok ? "met" : "MISSED"; };
   for (const Summary& s : all) {

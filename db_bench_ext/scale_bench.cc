@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
 // scale_bench: the live-key filter (FilteredDB) at DB scale, against plain
-// RocksDB on the same data, in one process (issue 23).
+// RocksDB on the same data, in one process.
 //
 // For each size N of --sizes (keys):
 //   build   a DB of N keys (16-hex-digit keys in random order, --value_size

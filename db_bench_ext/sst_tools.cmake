@@ -1,7 +1,7 @@
 # Copyright (c) 2026 the rocksdb-cuckoo authors
 # SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-# Benchmarks of the SST filter policy (issue 3). Included by
+# Benchmarks of the SST filter policy. Included by
 # db_bench_ext/CMakeLists.txt, which defines cuckoo_add_tool().
 #
 #   policy_bench   Bloom / Ribbon / cuckoo through FilterBitsBuilder/Reader

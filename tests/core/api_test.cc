@@ -1,7 +1,7 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// The item API of the core filter (issue 8 item 6, "API hard to misuse"):
+// The item API of the core filter ("API hard to misuse"):
 // keys go through HashKey, hashes are a KeyHash, and a raw integer is not an
 // item.
 #include <gtest/gtest.h>

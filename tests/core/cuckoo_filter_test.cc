@@ -751,7 +751,7 @@ TEST_P(ConfigTest, GarbageTableNeverCrashes) {
       }
       auto copy = CuckooFilter::Deserialize(buf.get(), n, &error);
       // The mutable copy counts the occupied slots: garbage almost never
-      // holds the trailer's item count (issue 8 item 2).
+      // holds the trailer's item count.
       if (copy == nullptr) {
         EXPECT_NE(error.find("item count"), std::string::npos) << error;
         continue;

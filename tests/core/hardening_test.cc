@@ -1,9 +1,9 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// Regression tests of issue 8 (core): item counts that disagree with the
-// table (item 2), leaving the full state after erasing (item 3), the
-// whole-block checksum of format version 2 (item 5).
+// Regression tests of the core: item counts that disagree with the table,
+// leaving the full state after erasing, the whole-block checksum of format
+// version 2.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,7 +1,7 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// Statistical properties at the sizes the issue states: load factor reached
+// Statistical properties at full size: load factor reached
 // before the first insert failure (2^20 and 1000003 buckets), measured FPR
 // against 2b*load/2^f (also after erasing half), and semi-sorted filters
 // answering exactly like plain ones.
@@ -30,7 +30,7 @@ struct LoadCase {
   int f;
   bool semi_sort;
   uint64_t buckets;  // requested; odd requests round up to even
-  double min_load;   // the issue's bound for this b
+  double min_load;   // the paper's load for this b, less 1%
 };
 
 std::string LoadCaseName(const ::testing::TestParamInfo<LoadCase>& info) {
@@ -40,7 +40,7 @@ std::string LoadCaseName(const ::testing::TestParamInfo<LoadCase>& info) {
 }
 
 std::vector<LoadCase> LoadCases() {
-  // The issue: 2^20 buckets, and non-power-of-two sizes such as 1000003.
+  // 2^20 buckets, and non-power-of-two sizes such as 1000003.
   // Sanitizer builds use 2^16 and 100003.
   const uint64_t pow2 = Size(uint64_t{1} << 20, uint64_t{1} << 16);
   const uint64_t odd = Size(1000003, 100003);
@@ -97,7 +97,7 @@ TEST_P(LoadFactorTest, ReachedBeforeFirstFailure) {
   EXPECT_EQ(missing, 0u) << "false negatives at the load limit";
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue, LoadFactorTest,
+INSTANTIATE_TEST_SUITE_P(FullSize, LoadFactorTest,
                          ::testing::ValuesIn(LoadCases()), LoadCaseName);
 
 // ------------------------------------------------------------------- FPR
@@ -111,7 +111,7 @@ class FprTest : public ::testing::TestWithParam<FprCase> {
  protected:
   // Enough probes that 15% of the expected count is at least 5 standard
   // deviations (so the bound is meaningful, not a coin flip): 10^6 for
-  // f = 8 and 12 as the issue states, more for larger f. Sanitizer builds
+  // f = 8 and 12, more for larger f. Sanitizer builds
   // use 10^5 and a bound of max(15%, 5 sigma).
   static uint64_t Probes(double p) {
     if (test::kSmall) return 100000;
@@ -191,7 +191,7 @@ TEST_P(FprTest, MeasuredWithin15PercentThenAfterEraseHalf) {
   CheckFpr(*filter, keys, uint64_t{1} << 40, "erased half");
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue, FprTest,
+INSTANTIATE_TEST_SUITE_P(FullSize, FprTest,
                          ::testing::Values(FprCase{8, false},
                                            FprCase{12, false},
                                            FprCase{16, false}, FprCase{8, true},

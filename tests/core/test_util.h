@@ -36,8 +36,8 @@ inline void PrintTo(KeyHash h, std::ostream* os) {
 
 namespace test {
 
-// By default every build (Release and sanitizers) uses the sizes the issue
-// states (2^20 buckets, 1000003 buckets, 10^6 absent items, ...). Configuring
+// By default every build (Release and sanitizers) uses the full sizes
+// (2^20 buckets, 1000003 buckets, 10^6 absent items, ...). Configuring
 // with -DCUCKOO_TEST_SMALL=ON defines CUCKOO_TEST_SMALL, which shrinks the
 // expensive tests for very slow builds (e.g. Debug + sanitizers).
 #ifdef CUCKOO_TEST_SMALL

@@ -10,7 +10,7 @@
 //  - Parse and Deserialize agree on which blocks are valid, except that
 //    Deserialize also rejects an item count the table does not hold;
 //  - a deserialized copy survives Insert/Erase, and its Serialize() output
-//    parses again (the invariant issue 8 item 2 broke);
+//    parses again (an invariant a wrong item count once broke);
 //  - everything a copy reports as inserted is found (no false negative).
 // Each input is tried as given and once more with its checksum resealed
 // (internal::ResealChecksum), so that mutations get past the block checksum

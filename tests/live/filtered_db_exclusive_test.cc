@@ -1,8 +1,8 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// Exclusive operations of FilteredDB while single-key writers run flat out
-// (issue 24, item 2). Batches, DeleteRange, WaitForDeleteChecks, rebuilds,
+// Exclusive operations of FilteredDB while single-key writers run flat
+// out. Batches, DeleteRange, WaitForDeleteChecks, rebuilds,
 // snapshots and drops take the writer lock exclusively; single-key writes
 // take it shared. With a reader-preferring lock (glibc's default, hence
 // std::shared_mutex) new shared holders overtake a waiting exclusive one,

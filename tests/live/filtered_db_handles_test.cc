@@ -1,13 +1,13 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB and the column family handles its caller owns (issue 24, item
-// 1): the caller may destroy the handles Open returned (through
-// DestroyColumnFamilyHandle) whenever a plain DB allows it, and FilteredDB's
-// own work (deferred delete checks, point reads of writes, DeleteRange
-// scans, rebuilds, the flush of unlogged writes) must never use a destroyed
-// handle. Before the fix these tests read freed handles: AddressSanitizer
-// reports a heap-use-after-free; a Release build may crash or pass by luck.
+// FilteredDB and the column family handles its caller owns: the caller may
+// destroy the handles Open returned (through DestroyColumnFamilyHandle)
+// whenever a plain DB allows it, and FilteredDB's own work (deferred delete
+// checks, point reads of writes, DeleteRange scans, rebuilds, the flush of
+// unlogged writes) must never use a destroyed handle. Before the fix these
+// tests read freed handles: AddressSanitizer reports a heap-use-after-free; a
+// Release build may crash or pass by luck.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,7 +70,7 @@ void ExpectFound(FilteredDB* db, ColumnFamilyHandle* cf,
   }
 }
 
-// The issue's first variant: the handles go right after a Delete, whose
+// First variant: the handles go right after a Delete, whose
 // check is still queued (the checker waits up to 10 ms for a batch), then
 // Close resolves it. Before the fix the check's MultiGet used the freed
 // handles (both the default family's and cf1's).
@@ -103,7 +103,7 @@ TEST(FilteredDBHandles, DestroyHandlesRightAfterADeleteThenClose) {
   }
 }
 
-// The issue's second variant: the default family's handle from Open is
+// Second variant: the default family's handle from Open is
 // destroyed (legal with a plain DB: DefaultColumnFamily() stays usable) and
 // the writes go on through DefaultColumnFamily(). Every path that reads the
 // family on FilteredDB's side runs: a Put of a key the filter may contain

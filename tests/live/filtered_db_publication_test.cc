@@ -304,7 +304,7 @@ TEST(FilteredDbPublication, ReadsDuringADrop) {
   }
 }
 
-// Randomized, the first reproduction: a reader thread reads every
+// Randomized, the first reproduction: a reader thread reads every
 // key of the DB while Open's background build runs and is installed, over
 // many opens.
 TEST(FilteredDbPublication, ReadsDuringBackgroundOpens) {
@@ -351,7 +351,7 @@ TEST(FilteredDbPublication, ReadsDuringBackgroundOpens) {
                         << " opens";
 }
 
-// Randomized, the second reproduction: a reader thread reads the key
+// Randomized, the second reproduction: a reader thread reads the key
 // being ingested while ingestions run back to back. Once a plain read of the
 // base DB finds it (the ingestion reached the DB, the filter is still being
 // rebuilt), a read through FilteredDB that follows must find it too.

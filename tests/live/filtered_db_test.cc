@@ -999,7 +999,7 @@ std::string IngestFile(const std::string& path, const Options& options,
   return path;
 }
 
-// Issue 9 item 1: a non-overlapping ingestion does not consume a sequence
+// A non-overlapping ingestion does not consume a sequence
 // number. Open 1 closes cleanly (snapshot), open 2 ingests and closes without
 // persisting, open 3 must not load open 1's snapshot.
 TEST(FilteredDBRecovery, IngestionThenCloseWithoutPersistInvalidatesSnapshot) {
@@ -1121,7 +1121,7 @@ TEST(FilteredDBRecovery, IngestionThroughAPlainDBInvalidatesSnapshot) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// Issue 9 item 2: manual_wal_flush. Persist at seq 101 while write 101 is
+// manual_wal_flush. Persist at seq 101 while write 101 is
 // only in RocksDB's buffer, die (write 101 lost, DB at 100), reopen and write
 // one key (back to 101), die, reopen: the old snapshot must not be used.
 TEST(FilteredDBRecovery, ManualWalFlushCrashDoesNotReviveAnOldSnapshot) {
@@ -1142,7 +1142,7 @@ TEST(FilteredDBRecovery, ManualWalFlushCrashDoesNotReviveAnOldSnapshot) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// Issue 9 item 3: a byte-copied DB directory (same IDENTITY) whose copies
+// A byte-copied DB directory (same IDENTITY) whose copies
 // diverged by the same number of writes; the snapshot of one is put into the
 // other's snapshot directory.
 TEST(FilteredDBRecovery, SnapshotOfACopiedDirectoryIsNotUsed) {
@@ -1181,7 +1181,7 @@ TEST(FilteredDBRecovery, SnapshotOfACopiedDirectoryIsNotUsed) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// Issue 9 item 5: 200k live keys plus 200k deletes of keys never written make
+// 200k live keys plus 200k deletes of keys never written make
 // estimate-num-keys 0; Open must still succeed (grow without a limit).
 TEST(FilteredDBRecovery, OpenSucceedsWhenTheKeyEstimateIsZero) {
   TempDir dir;
@@ -1212,7 +1212,6 @@ TEST(FilteredDBRecovery, OpenSucceedsWhenTheKeyEstimateIsZero) {
 }
 
 // ------------------------------------------------------------------ defects
-// (issue 9)
 
 // A Close that fails (unreleased snapshot: Aborted) leaves the DB usable:
 // writes, growth and a later Close work, and the destructor does not

@@ -304,7 +304,7 @@ void WriterBetweenLoads(void* arg) {
 }
 }  // namespace
 
-// Issue 9, item 4: K is live in its alternate bucket A. K2 (primary A) and K3
+// K is live in its alternate bucket A. K2 (primary A) and K3
 // (primary P = K's primary) share K's fingerprint and bucket pair. A reader of
 // K loads P, then (in the hook, i.e. between its two loads) the writer inserts
 // K3 (lands in P) and erases K2 (removes the copy in A that stood for K), then

@@ -194,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "cuckoofilter:18:8:1:0", "cuckoofilter:34:32:8:0",
                       "cuckoofilter:39:32:2:0", "cuckoofilter:8:7:4:1",
                       "cuckoofilter:6:5:4:1", "cuckoofilter:14:13:4:0",
-                      // f = 17..31 (issue 8 item 4): plain packed buckets,
+                      // f = 17..31: plain packed buckets,
                       // one- and two-word (b = 8, odd f: not byte aligned).
                       "cuckoofilter:24", "cuckoofilter:19:17:4:0",
                       "cuckoofilter:24:23:8:0", "cuckoofilter:36:29:2:0",
@@ -613,7 +613,7 @@ TEST_P(CorruptBlockTest, GarbageAndTableDamageDoNotCrash) {
   }
   // Damage inside the bucket array: format versions 2 and 3 checksum the
   // whole block, so the reader is "always may match" and the block counted
-  // (issue 8 item 5; version 1 blocks gave false negatives here).
+  // (version 1 blocks gave false negatives here).
   for (size_t byte = 0; byte + 32 < good_.size(); byte += 7) {
     std::string bad = good_;
     bad[byte] = static_cast<char>(~bad[byte]);
@@ -952,7 +952,7 @@ TEST(FilterBitsTest, StatsCountBuildsAndReaders) {
   EXPECT_GE(global.invalid_blocks - global_before.invalid_blocks, 1u);
 }
 
-// Issue 8 item 1: "" is a legal smallest key. The builder's order tracking
+// "" is a legal smallest key. The builder's order tracking
 // used to memcpy from it into a not yet allocated buffer (memcpy(nullptr, p,
 // 0): undefined behaviour that UBSan reports in the ASan build).
 TEST(FilterBitsTest, EmptyFirstKey) {

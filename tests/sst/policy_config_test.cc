@@ -90,7 +90,7 @@ TEST_F(PolicyConfigTest, ExpectedFprFallsWithBudgetAndBeatsBloomTargets) {
   EXPECT_LT(
       internal::ExpectedFpr(16, 4, internal::AutoConfig(16000).TargetLoad()),
       0.0002);
-  // Every bit/key keeps buying FPR past 16 (issue 8 item 4: before f 17..31,
+  // Every bit/key keeps buying FPR past 16 (before f 17..31,
   // the layouts jumped from f = 16 to 32 and 17..33 bits/key all gave f =
   // 16's ~1e-4): at least a factor 1.8 per two bits/key up to 24 (one bit
   // less than 2x: semi-sorting, which saves a bit per entry, stops at f =
@@ -323,8 +323,8 @@ TEST_F(PolicyConfigTest, TableOptionsStringCreatesThePolicy) {
 }
 
 // Each named factory makes the policy of its options-string form: same
-// Name(), same layout (issue 8 item 6: named factories instead of an options
-// struct with zero sentinels).
+// Name(), same layout (named factories instead of an options struct with
+// zero sentinels).
 // Arguments of NewCuckooFilterPolicyWithLayout, and the expected name or
 // error message.
 struct LayoutCase {

@@ -216,7 +216,7 @@ std::unique_ptr<CuckooFilter> CuckooFilter::Deserialize(const char* data,
   std::memcpy(filter->table_.get(), view.table_, filter->TableBytes());
   // The trailer's count must be the table's: Erase decrements it and
   // Serialize writes it back, so a wrong count would underflow or produce
-  // bytes that Parse rejects (issue 8 item 2).
+  // bytes that Parse rejects.
   const uint64_t occupied =
       view.ops_->CountOccupied(view.table_, view.num_buckets()) +
       (view.geometry_.victim_fp != 0 ? 1 : 0);

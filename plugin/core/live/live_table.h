@@ -25,7 +25,7 @@
 //   already loaded and then erased from the bucket it loads next (removing
 //   the copy that stood for a live item), the live item's fingerprint moved
 //   between the reader's two loads without any relocation. The version bump
-//   makes that reader retry (issue 9, item 4).
+//   makes that reader retry.
 // - Inserts find a complete cuckoo path to an empty slot by breadth-first
 //   search first, then execute it from the empty end, so a failed insert
 //   leaves the table unchanged and there is never a displaced "victim".

@@ -84,7 +84,7 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
   if (s->rebuilder->running()) WaitAndCommitLocked(s);
   const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
-  // actually counted (issue 9, item 5: an estimate of 0 must not fail Open).
+  // actually counted (an estimate of 0 must not fail Open).
   for (;;) {
     capacity = std::max<uint64_t>(capacity, pending.size() + 1);
     if (capacity > max_keys) {
