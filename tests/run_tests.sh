@@ -7,7 +7,9 @@
 # and the concurrent live-key filter suites a third time under TSan.
 #   tests/run_tests.sh            all three
 #   tests/run_tests.sh release    Release only, -Werror (includes the comparison
-#                                 smoke run, a C++20 -Werror build of the
+#                                 smoke run, the examples/ programs and their
+#                                 check against README.md and the public
+#                                 headers, a C++20 -Werror build of the
 #                                 libraries, the tests/consumer builds and a
 #                                 30 s Parse fuzzer run when clang is present)
 #   tests/run_tests.sh asan       ASan+UBSan only

@@ -8,12 +8,14 @@
 // given as keys (bytes, hashed with HashKey) or as KeyHash values; it never
 // returns a false negative for an item that was inserted and not erased.
 //
-//   cuckoo::FilterConfig config;            // f=12, b=4, load 95%
+// Example (examples/core_filter.cc):
+//   cuckoo::FilterConfig config;  // f = 12 bits, b = 4, load 95%
 //   std::string error;
-//   auto filter = cuckoo::CuckooFilter::Create(config, 1000000, &error);
-//   filter->Insert("apple");                // hashes the key (HashKey)
-//   bool maybe = filter->Contains("apple");  // true
-//   filter->Erase("apple");
+//   const uint64_t expected_items = 1000000;
+//   auto filter = cuckoo::CuckooFilter::Create(config, expected_items, &error);
+//   filter->Insert("apple");  // kInserted, kInsertedFull or kFull
+//   bool maybe = filter->Contains("apple");  // true: no false negatives
+//   filter->Erase("apple");  // only items known to be present
 //
 //   cuckoo::KeyHash h = cuckoo::HashKey("pear");  // hash once, use often
 //   filter->Insert(h);
@@ -66,9 +68,9 @@ struct FilterConfig {
   int bucket_size = 4;
   // Semi-sorted buckets (b = 4 and 4 <= f <= 16 only): each bucket stores
   // 4f - 4 bits instead of 4f. Off by default: plain buckets exist for
-  // every (f, b) and insert faster (docs/sample_report's filter_bench: 13.9
-  // against 9.6 Mkeys/s at 10^7 items, f=12 vs f=13 semi-sorted), and a filter
-  // sized by item count gets its accuracy from f. The SST policy
+  // every (f, b) and insert faster (docs/sample_report/report.md, section
+  // 1b, compares f=12 with f=13 semi-sorted), and a filter sized by item
+  // count gets its accuracy from f. The SST policy
   // (rocksdb_cuckoo/filter_policy.h) does the opposite on purpose: it sizes
   // by a bits-per-key budget, where the saved bit buys one more fingerprint
   // bit (half the false positive rate) in the same space, and its filters

@@ -15,11 +15,12 @@
 // misses of as many consecutive lookups as its out-of-order window holds:
 // the fewer instructions per lookup, the more lookups are in flight.
 //
+// Example (examples/core_filter.cc):
 //   #include "cuckoo/typed_lookup.h"
 //
-//   uint64_t hits = cuckoo::VisitLookup(*filter, [&](auto lookup) {
+//   uint64_t hits = cuckoo::VisitLookup(*users, [&](auto lookup) {
 //     uint64_t n = 0;
-//     for (cuckoo::KeyHash h : hashes) n += lookup.Contains(h);
+//     for (cuckoo::KeyHash q : all) n += lookup.Contains(q);
 //     return n;
 //   });
 //

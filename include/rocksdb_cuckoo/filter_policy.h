@@ -8,24 +8,30 @@
 // hashes of the keys (and/or prefixes) RocksDB adds, serialized in the core
 // format of include/cuckoo/cuckoo_filter.h (bucket array + 32-byte trailer).
 //
+// Example (examples/sst_filter_policy.cc):
 //   #include "rocksdb_cuckoo/filter_policy.h"
 //
 //   ROCKSDB_NAMESPACE::BlockBasedTableOptions table_options;
-//   table_options.filter_policy.reset(rocksdb_cuckoo::NewCuckooFilterPolicy(10));
+//   table_options.filter_policy.reset(
+//       rocksdb_cuckoo::NewCuckooFilterPolicy(10));  // bits/key
 //
 //   std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy> policy;
-//   Status s = rocksdb_cuckoo::NewCuckooFilterPolicyForFpr(0.001, &policy);
+//   ROCKSDB_NAMESPACE::Status s =
+//       rocksdb_cuckoo::NewCuckooFilterPolicyForFpr(0.001, &policy);
 //   s = rocksdb_cuckoo::NewCuckooFilterPolicyWithLayout(
 //       /*bits_per_key=*/12, /*fingerprint_bits=*/12, /*bucket_size=*/4,
 //       /*semi_sort=*/true, &policy);
 //
 // or, through an options string or OPTIONS file, after registering the
 // factories once per process (or loading librocksdb_cuckoo.so, whose static
-// initializer registers them in ObjectLibrary::Default()):
-//
+// initializer registers them in ObjectLibrary::Default()). Example
+// (examples/sst_filter_policy.cc):
 //   rocksdb_cuckoo::RegisterCuckooFilterPolicies(
 //       *ROCKSDB_NAMESPACE::ObjectLibrary::Default(), "");
-//   "block_based_table_factory={filter_policy=cuckoofilter:10}"
+//   ROCKSDB_NAMESPACE::ConfigOptions config;
+//   s = ROCKSDB_NAMESPACE::GetColumnFamilyOptionsFromString(
+//       config, options,
+//       "block_based_table_factory={filter_policy=cuckoofilter:10}", &options);
 //
 // Options strings (all numbers plain decimal, no sign, no exponent), one per
 // factory:
@@ -46,10 +52,10 @@
 // Note that RocksDB's lenient parsing (escaped input, used for OPTIONS files)
 // ignores errors of options set by name, and an unregistered name loads as
 // "no filter" with an OK status: check that a loaded filter_policy is not
-// null (IsCuckooFilterPolicy). Name() is the canonical string, always of the
-// first, second or fourth form (bits per key with at most 3 decimals), and
-// parses back to an identical policy, so the policy round-trips through OPTIONS
-// files.
+// null (IsCuckooFilterPolicy; examples/options_file.cc shows the trap).
+// Name() is the canonical string, always of the first, second or fourth
+// form (bits per key with at most 3 decimals), and parses back to an
+// identical policy, so the policy round-trips through OPTIONS files.
 //
 // Compatibility: all cuckoo policies read each other's filter blocks (the
 // layout is in the block trailer); CompatibilityName() is shared by all of
@@ -142,22 +148,20 @@ ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyWithLayout(
     double bits_per_key, int fingerprint_bits, int bucket_size, bool semi_sort,
     std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
 
-// Blocked layout (filter block format version 3, written from this release
-// on; every cuckoo policy reads it, older releases of this plugin read it as
-// "always may match"): both candidate buckets of a key lie in one 64-byte
-// block, so most lookups read one cache line instead of two, like RocksDB's
-// cache-local Bloom filter. Semi-sorted buckets of 4 with the widest f <= 16
-// that fits 512 / bits_per_key keys per block at a load of at most 0.93; a
-// key that does not fit in its block overflows to a second block (one
-// overflow bit per class of keys tells a lookup to read it; at 8 / 10 / 12
-// / 16 bits/key 3.1% / 5.2% / 3.9% / 4.5% of negative lookups read a second
-// line) or, rarely, to a small sorted stash after the blocks. False
-// positive rates measured with 10^6 keys (db_bench_ext/policy_bench) at
-// 8 / 10 / 12 / 16 bits/key: 2.84% / 0.76% / 0.36% / 0.022%, i.e. 1.04x
-// to 1.9x NewCuckooFilterPolicy's (f is one bit narrower from 12 bits/key)
-// and below RocksDB Bloom's (2.33% / 0.97% / 0.41% / 0.087%) from 10
-// bits/key. Clamping as NewCuckooFilterPolicy; never fails. The caller owns
-// the result.
+// Blocked layout (filter block format version 3, written since 0.x commit
+// a04de18; every cuckoo policy of 1.0.0 reads it, plugin builds before
+// a04de18 read it as "always may match"): both candidate buckets of a key
+// lie in one 64-byte block, so most lookups read one cache line instead of
+// two, like RocksDB's cache-local Bloom filter. Semi-sorted buckets of 4
+// with the widest f <= 16 that fits 512 / bits_per_key keys per block at a
+// load of at most 0.93; a key that does not fit in its block overflows to a
+// second block (one overflow bit per class of keys tells a lookup to read
+// it) or, rarely, to a small sorted stash after the blocks. Its false
+// positive rate is above NewCuckooFilterPolicy's at the same bits/key (f is
+// one bit narrower from 12 bits/key); measured rates, against Bloom's, and
+// the share of lookups that read a second block: docs/sample_report
+// (sections 1e and 2). Clamping as NewCuckooFilterPolicy; never fails. The
+// caller owns the result.
 const ROCKSDB_NAMESPACE::FilterPolicy* NewBlockedCuckooFilterPolicy(
     double bits_per_key);
 

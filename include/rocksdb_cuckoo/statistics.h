@@ -8,7 +8,10 @@
 //   LD_PRELOAD=librocksdb_cuckoo.so db_bench --options_file=opts.ini
 //       --statistics_string=CuckooStatistics ...
 // with stats_dump_period_sec=10 in the [DBOptions] of opts.ini: the
-// counters appear in the DB's info LOG (see below).
+// counters appear in the DB's info LOG (see below). examples/db_bench.sh
+// runs this with examples/db_bench_options.ini; in C++,
+// examples/sst_filter_policy.cc sets options.statistics =
+// NewCuckooStatistics().
 //
 // Everything RocksDB records goes to an ordinary CreateDBStatistics() object
 // (tickers, histograms, stats levels as usual). ToString() and getTickerMap()

@@ -3,12 +3,11 @@
 
 // The rocksdb-cuckoo release: compile-time macros and a runtime accessor.
 //
+// Example (examples/sst_filter_policy.cc):
 //   #include "rocksdb_cuckoo/version.h"
 //
-//   #if ROCKSDB_CUCKOO_VERSION_MAJOR >= 1   // the headers compiled against
-//   ...
+//   static_assert(ROCKSDB_CUCKOO_VERSION_MAJOR == 1, "written for 1.x");
 //   rocksdb_cuckoo::Version v = rocksdb_cuckoo::GetVersion();  // the library
-//                                                               // linked
 //
 // The macros say which headers a program was compiled with; GetVersion() and
 // GetVersionString() say which library it runs with (they are defined in the
