@@ -122,8 +122,8 @@ TEST(LivePublication, ReplaceAfterMarkNotReadyWithWritesDuringTheScan) {
   EXPECT_EQ(p.misses, 0u);
 }
 
-// A rescan of a ready filter (growth, RebuildFilter): the old table keeps
-// every key up to the publication.
+// A rescan of a ready filter (RebuildFilter, or one it asked for): the old
+// table keeps every key up to the publication.
 TEST(LivePublication, ReplaceOfAReadyFilter) {
   LiveKeyFilter filter(Options(), 64);
   const std::vector<KeyHash> keys = Keys(60, 5);
