@@ -5,12 +5,12 @@
 // cuckoo SST filter policies (CuckooFilterPolicyStats in filter_policy.h),
 // for tools that take nothing but a Statistics object, such as db_bench:
 //
-//   LD_PRELOAD=librocksdb_cuckoo.so db_bench --options_file=opts.ini
+//   LD_PRELOAD=librocksdb_cuckoo.so db_bench
+//       --options_file=examples/db_bench_options.ini
 //       --statistics_string=CuckooStatistics ...
-// with stats_dump_period_sec=10 in the [DBOptions] of opts.ini: the
-// counters appear in the DB's info LOG (see below). examples/db_bench.sh
-// runs this with examples/db_bench_options.ini; in C++,
-// examples/sst_filter_policy.cc sets options.statistics =
+// That OPTIONS file sets stats_dump_period_sec=10: the counters appear in
+// the DB's info LOG every 10 s (see below). examples/db_bench.sh runs this;
+// in C++, examples/sst_filter_policy.cc sets options.statistics =
 // NewCuckooStatistics().
 //
 // Everything RocksDB records goes to an ordinary CreateDBStatistics() object
