@@ -23,22 +23,6 @@
 
 namespace {
 
-// DB::Open across RocksDB versions (10.0 added the unique_ptr overload,
-// 11.0 removed the raw pointer one).
-ROCKSDB_NAMESPACE::Status OpenDB(const ROCKSDB_NAMESPACE::Options& options,
-                                 const std::string& path,
-                                 std::unique_ptr<ROCKSDB_NAMESPACE::DB>* db) {
-#if ROCKSDB_MAJOR >= 10
-  return ROCKSDB_NAMESPACE::DB::Open(options, path, db);
-#else
-  ROCKSDB_NAMESPACE::DB* raw = nullptr;
-  ROCKSDB_NAMESPACE::Status s =
-      ROCKSDB_NAMESPACE::DB::Open(options, path, &raw);
-  db->reset(raw);
-  return s;
-#endif
-}
-
 int Fail(const char* what, const ROCKSDB_NAMESPACE::Status& s) {
   fprintf(stderr, "sst_filter_policy: %s: %s\n", what, s.ToString().c_str());
   return 1;
@@ -87,7 +71,13 @@ int main(int argc, char** argv) {
 
   ROCKSDB_NAMESPACE::DestroyDB(path, options).PermitUncheckedError();
   std::unique_ptr<ROCKSDB_NAMESPACE::DB> db;
-  s = OpenDB(options, path, &db);
+#if ROCKSDB_MAJOR >= 10  // 10.0 added this overload, 11.0 removed DB**
+  s = ROCKSDB_NAMESPACE::DB::Open(options, path, &db);
+#else
+  ROCKSDB_NAMESPACE::DB* raw = nullptr;
+  s = ROCKSDB_NAMESPACE::DB::Open(options, path, &raw);
+  db.reset(raw);
+#endif
   if (!s.ok()) return Fail("open", s);
   for (int i = 0; i < 10000; ++i) {
     s = db->Put(ROCKSDB_NAMESPACE::WriteOptions(), "key" + std::to_string(i),
