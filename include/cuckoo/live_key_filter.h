@@ -242,6 +242,9 @@ class LiveKeyFilter {
     // one fingerprint bit less; see level()). False only when it cannot
     // split any more (the builder is then unusable: start again larger).
     bool Add(KeyHash hash);
+    // Removes one copy of the item's fingerprint (e.g. a logged erasure
+    // replayed onto a decoded snapshot); false if none is stored.
+    bool Erase(KeyHash hash);
     uint64_t size() const;
     // Keys the table was sized for.
     uint64_t capacity_keys() const { return capacity_keys_; }
@@ -278,6 +281,15 @@ class LiveKeyFilter {
   // a failed Replace), is refused: the writes made during its scan are not
   // logged any more.
   bool Replace(std::unique_ptr<Builder> builder);
+  // Starts recording the delta log, as BeginRebuild does, for a builder that
+  // comes later (a snapshot decoded and brought up to date off-line), and
+  // returns the rebuild's ticket. No table is allocated here.
+  uint64_t BeginRebuildLog();
+  // Makes `builder` (from DecodeSnapshot) the builder of the rebuild that
+  // BeginRebuildLog returned `ticket` for: Replace then replays the writes
+  // logged since into it, and refuses it if that rebuild was aborted or
+  // superseded meanwhile, as it does for BeginRebuild's builders.
+  static void AdoptRebuild(Builder* builder, uint64_t ticket);
   // Stops recording the delta log (a rebuild abandoned). Readiness does not
   // change.
   void AbortRebuild();

@@ -44,9 +44,20 @@
 //   DeleteRange, ingestion, drops, RebuildFilter, PersistFilterSnapshots,
 //   WaitForDeleteChecks and Close run alone (they wait only for the
 //   single-key writes already in flight).
-// - After a crash: Open finds no usable snapshot (a snapshot is used only if
-//   the DB is opened in exactly the state it was written in) and rebuilds
-//   each filter from the DB; the filter is never wrong, only rebuilt.
+// - Open and after a crash: a filter comes from its checkpoint in
+//   snapshot_dir (the filter's image at a sequence number X, written by
+//   PersistFilterSnapshots, the automatic checkpoints and Close), loaded on
+//   a background thread while Open returns at once (reads unfiltered, writes
+//   logged and replayed into it, until it is in), if the checkpoint is bound
+//   to this DB: its identity and family; no write since X; the state digest
+//   of the Close, or, for a checkpoint written while the DB ran, no open by
+//   anything but FilteredDB since (the MANIFEST chain in
+//   snapshot_dir/CUCKOO_LIVE_OPENS) and the same WAL bytes up to X (64 KiB
+//   before the offset it recorded). Otherwise the checkpoint is removed
+//   (stats.snapshot_status says why) and the filter is rebuilt from the DB,
+//   also in the background. The filter is never wrong, only rebuilt. (The
+//   filter's effects of writes after X are not logged yet: a checkpoint
+//   followed by writes is stale; docs/recovery_design.md.)
 // - Not supported: comparators that treat different bytes as equal,
 //   column families with user-defined timestamps, TransactionDB, secondary
 //   and read-only instances. Column families created after Open are not
@@ -87,7 +98,8 @@
 //       RebuildFilter, ingestion, snapshot load), rescans (rebuilds from a
 //       DB scan the filter asked for), keys-scanned, rebuild-in-progress,
 //       rescan-wanted
-//     snapshot at open: loaded-from-snapshot, snapshot-status
+//     snapshot at open: loaded-from-snapshot, snapshot-status,
+//       checkpoints (written of the family since Open)
 //   GetAggregatedIntProperty combines an integer property over the filtered
 //   families: the sum, except width (the smallest), fingerprint-bits,
 //   level and last-split-micros (the largest) and milli-bits-per-key (of
@@ -138,11 +150,32 @@ struct FilteredDBOptions {
   // fingerprint stays until the check erases it (a transient extra positive;
   // WaitForDeleteChecks waits for them).
   bool defer_delete_checks = true;
-  // Directory for filter snapshots (default "": none; every Open then
-  // builds the filters from the DB). Files are named
-  // CUCKOO_LIVE_FILTER-<column family id>, one per filtered family, about
-  // GetFilterStats' table_bytes each. Trusted as much as the DB directory.
+  // Directory for filter snapshots (checkpoints; default "": none, every
+  // Open then builds the filters from the DB). Created if missing; Open
+  // fails with InvalidArgument if the path is not a directory. Files are
+  // named CUCKOO_LIVE_FILTER-<column family id>, one per filtered family,
+  // about GetFilterStats' table_bytes each, and CUCKOO_LIVE_OPENS (a few
+  // lines). Trusted as much as the DB directory.
   std::string snapshot_dir;
+  // Automatic checkpoints (with snapshot_dir; on by default): a background
+  // thread writes one when the DB's sequence number moved by at least
+  // max(min_writes, writes_fraction x the keys of the filters) since the
+  // last, checking every check_interval_ms; never while a filter is not
+  // ready. Each is a PersistFilterSnapshots (writers wait only for the
+  // freeze, O(1)); on Linux the thread runs at nice 19.
+  struct CheckpointPolicy {
+    bool automatic = true;
+    uint64_t min_writes = 65536;
+    double writes_fraction = 1.0 / 16;
+    uint64_t check_interval_ms = 1000;
+    // Called on the checkpoint thread after each automatic checkpoint: the
+    // sequence number the newest checkpoint covers, this one's duration and
+    // status. Default: none.
+    std::function<void(uint64_t sequence, uint64_t micros,
+                       const ROCKSDB_NAMESPACE::Status& status)>
+        on_checkpoint;
+  };
+  CheckpointPolicy checkpoints;
   // Write snapshots in Close() / the destructor (needs snapshot_dir).
   bool persist_on_close = true;
   // A rescan (a rebuild from a scan of the DB, when the filter asks for it:
@@ -191,8 +224,11 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   // filter (see the file comment) are not counted.
   uint64_t reads_checked = 0;
   uint64_t reads_absent = 0;
+  uint64_t checkpoints = 0;           // checkpoints written of this family
   bool loaded_from_snapshot = false;  // at open
-  std::string snapshot_status;        // at open: "used", "none", or why ignored
+  // How Open got the filter: "disabled" (no snapshot_dir), "none",
+  // "loading" (background load), "used", or "ignored: <why not>".
+  std::string snapshot_status;
 };
 
 class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
@@ -206,11 +242,14 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
       std::unique_ptr<FilteredDB>* db);
   // Opens the given column families (as DB::Open); the handles are owned by
   // the caller and must be destroyed (DestroyColumnFamilyHandle) before the
-  // FilteredDB, as with a plain DB. Loads each filter from a usable snapshot
-  // before returning (O(filter size)); without one, starts its build from a
-  // scan of the DB on a background thread and returns at once
-  // (FilteredDBOptions::background_open; false: the scan runs first, O(DB
-  // keys)). See DestroyColumnFamilyHandle.
+  // FilteredDB, as with a plain DB. Starts loading each filter from its
+  // checkpoint, or building it from a scan of the DB without a usable one,
+  // on a background thread and returns at once
+  // (FilteredDBOptions::background_open; false: the load, O(filter size),
+  // or the scan, O(DB keys), runs first). Before DB::Open it reads CURRENT,
+  // the checkpoint files' headers and 64 KiB of one WAL file per checkpoint
+  // (and, for one written at Close, the MANIFEST and WAL files). See
+  // DestroyColumnFamilyHandle.
   static ROCKSDB_NAMESPACE::Status Open(
       const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
       const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>&
@@ -228,8 +267,11 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // Stops background work, closes the DB, then writes the snapshots
   // (snapshot_dir and persist_on_close), bound to the files the DB left;
   // none after a write without WAL since the last PersistFilterSnapshots.
-  // Called by the destructor if not called before. As DB::Close, returns
-  // Aborted and leaves the DB usable while a DB snapshot is held.
+  // A checkpoint Open is still loading is waited for first; a build from a
+  // scan is cancelled, and that family gets no snapshot (the next Open
+  // scans, as this one did). Called by the destructor if not called before.
+  // As DB::Close, returns Aborted and leaves the DB usable while a DB
+  // snapshot is held.
   ROCKSDB_NAMESPACE::Status Close() override = 0;
 
   // Destroys a column family handle, as DB::DestroyColumnFamilyHandle, and
@@ -260,14 +302,17 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // MayContain queries. Owned by this object.
   virtual const cuckoo::LiveKeyFilter* GetLiveKeyFilter(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) const = 0;
-  // Writes a snapshot of every ready filter to snapshot_dir now (temporary
-  // file, fsync, rename; InvalidArgument without snapshot_dir). Writers wait
-  // only while each filter is frozen, O(1) (and while writes made without
-  // WAL since the last persist are flushed); the WAL sync and the streaming
-  // of the images (about table_bytes each) run while writers go on. One
-  // persist at a time: a concurrent call waits. The snapshot is used by the
-  // next Open only if the DB is then in exactly the state it was taken in;
-  // after a crash it is ignored and the filter rebuilt from the DB.
+  // Writes a snapshot (checkpoint) of every filter to snapshot_dir now
+  // (temporary file, fsync, rename; InvalidArgument without snapshot_dir or
+  // if it is not a directory). A filter Open is still loading or building
+  // is waited for first; one not ready after that (a failed build, or after
+  // a failed rebuild of an ingestion) gets none, and the result is
+  // Incomplete, naming it. Writers wait only while each filter is frozen,
+  // O(1) (and while writes made without WAL since the last persist are
+  // flushed); the WAL sync and the streaming of the images (about
+  // table_bytes each) run while writers go on. One persist at a time: a
+  // concurrent call waits. The snapshot is used by a later Open only if no
+  // write followed it (see the file comment).
   virtual ROCKSDB_NAMESPACE::Status PersistFilterSnapshots() = 0;
   // Rebuilds a filter from a scan of the DB now, O(keys in the family):
   // drops stale entries (e.g. of keys a compaction filter removed) and

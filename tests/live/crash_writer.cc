@@ -11,12 +11,21 @@
 // Key(i) for i in [del_begin, del_end). Prints "snapshot=<status>" first.
 // flags (comma-separated): manual_wal (options.manual_wal_flush: writes stay
 // in RocksDB's buffer, so dying loses them), flushwal (FlushWAL(true) after
-// the writes), persist (PersistFilterSnapshots() after the writes).
+// the writes), flush (Flush() after the writes), persist
+// (PersistFilterSnapshots() after those), compact (CompactRange of the
+// whole key space after that), flush_after (Flush() after that),
+// background (background_open), auto (automatic checkpoints every 1000
+// writes, checked every 20 ms), forever (then random Puts and Deletes of
+// keys in [0, put_end) and a PersistFilterSnapshots every 5000 of them until
+// killed; "ready" is printed after the first 2000), hold (after everything,
+// sleep until killed: a kill during Open's background work).
 // Exit status 0 on success, 1 on any error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 
 #include "test_util.h"
@@ -47,6 +56,11 @@ int main(int argc, char** argv) {
     return ("," + flags + ",").find(std::string(",") + f + ",") !=
            std::string::npos;
   };
+  fopts.background_open = has("background");
+  fopts.checkpoints.automatic = has("auto");
+  fopts.checkpoints.min_writes = 1000;
+  fopts.checkpoints.writes_fraction = 0;
+  fopts.checkpoints.check_interval_ms = 20;
   ROCKSDB_NAMESPACE::Options options = rocksdb_cuckoo::test::TestOptions();
   options.manual_wal_flush = has("manual_wal");
   ROCKSDB_NAMESPACE::Status s = FilteredDB::Open(options, argv[1], fopts, &db);
@@ -70,12 +84,47 @@ int main(int argc, char** argv) {
     if (!s.ok()) return 1;
   }
   if (has("flushwal") && !db->FlushWAL(true).ok()) return 1;
+  if (has("flush") && !db->Flush(ROCKSDB_NAMESPACE::FlushOptions()).ok()) {
+    return 1;
+  }
   if (has("persist")) {
     s = db->PersistFilterSnapshots();
     if (!s.ok()) {
       fprintf(stderr, "persist: %s\n", s.ToString().c_str());
       return 1;
     }
+  }
+  if (has("compact") &&
+      !db->CompactRange(ROCKSDB_NAMESPACE::CompactRangeOptions(), nullptr,
+                        nullptr)
+           .ok()) {
+    return 1;
+  }
+  if (has("flush_after") &&
+      !db->Flush(ROCKSDB_NAMESPACE::FlushOptions()).ok()) {
+    return 1;
+  }
+  if (has("forever")) {
+    std::mt19937_64 rng(static_cast<uint64_t>(getpid()));
+    const int n = std::max(put_end, 1);
+    for (uint64_t op = 1;; ++op) {
+      const std::string k = Key(static_cast<int>(rng() % n));
+      s = rng() % 3 == 0 ? db->Delete(wo, k) : db->Put(wo, k, "v");
+      if (!s.ok()) return 1;
+      if (op % 5000 == 0) {
+        s = db->PersistFilterSnapshots();
+        if (!s.ok() && !s.IsIncomplete()) return 1;
+      }
+      if (op == 2000) {
+        printf("ready\n");
+        fflush(stdout);
+      }
+    }
+  }
+  if (has("hold")) {
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) pause();
   }
   // No Close, no destructors: the WAL (written to the OS on every write) is
   // all that survives.

@@ -76,7 +76,8 @@ const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.keys-scanned",
     "rocksdb.cuckoo.rebuild-in-progress",
     "rocksdb.cuckoo.rescan-wanted",
-    "rocksdb.cuckoo.loaded-from-snapshot"};
+    "rocksdb.cuckoo.loaded-from-snapshot",
+    "rocksdb.cuckoo.checkpoints"};
 const std::vector<std::string> kOtherNames = {
     "load-factor", "bits-per-key", "expected-fpr", "snapshot-status"};
 constexpr char kStats[] = "rocksdb.cuckoo.live-filter-stats";

@@ -250,6 +250,10 @@ bool LiveKeyFilter::Builder::Add(KeyHash hash) {
   return !failed_;
 }
 
+bool LiveKeyFilter::Builder::Erase(KeyHash hash) {
+  return !failed_ && table_->Erase(hash.value);
+}
+
 uint64_t LiveKeyFilter::Builder::size() const { return table_->size(); }
 
 int LiveKeyFilter::Builder::level() const { return table_->layout().level(); }
@@ -688,6 +692,19 @@ std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::BeginRebuild(
   st.rebuild_table_bytes.store(builder->memory_bytes(),
                                std::memory_order_relaxed);
   return builder;
+}
+
+uint64_t LiveKeyFilter::BeginRebuildLog() {
+  LiveFilterState& st = *state_;
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.rebuild_log.Start();
+  st.rebuilding.store(true, std::memory_order_relaxed);
+  st.rebuild_table_bytes.store(0, std::memory_order_relaxed);
+  return ++st.rebuild_epoch;
+}
+
+void LiveKeyFilter::AdoptRebuild(Builder* builder, uint64_t ticket) {
+  builder->epoch_ = ticket;
 }
 
 void LiveKeyFilter::AbortRebuildLocked() {

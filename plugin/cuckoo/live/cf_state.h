@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cuckoo/live_key_filter.h"
@@ -29,8 +30,8 @@ using CfCounters = cuckoo::internal::RelaxedCounters<
     &FilteredDBStats::maybe_checks_live, &FilteredDBStats::deferred_checks,
     &FilteredDBStats::check_errors, &FilteredDBStats::assumed_unique,
     &FilteredDBStats::range_deleted, &FilteredDBStats::keys_scanned,
-    &FilteredDBStats::rescans,
-    &FilteredDBStats::pending_checks>;  // pending: queued or being resolved
+    &FilteredDBStats::rescans, &FilteredDBStats::pending_checks,
+    &FilteredDBStats::checkpoints>;  // pending: queued or being resolved
 
 // One filtered column family.
 struct CfState {
@@ -45,9 +46,19 @@ struct CfState {
   std::unique_ptr<LiveKeyFilter> filter;
   std::atomic<bool> dropped{false};
   CfCounters counters;
-  mutable ReadCounters reads;         // point reads that consulted the filter
-  bool loaded_from_snapshot = false;  // set at open
-  std::string snapshot_status;        // set at open
+  mutable ReadCounters reads;  // point reads that consulted the filter
+  // How Open got the filter (FilteredDBStats::loaded_from_snapshot and
+  // snapshot_status); set at open and by the background load.
+  void SetSnapshotStatus(std::string status, bool loaded) {
+    std::lock_guard<std::mutex> lock(status_mu);
+    snapshot_status = std::move(status);
+    loaded_from_snapshot = loaded;
+  }
+  void GetSnapshotStatus(std::string* status, bool* loaded) const {
+    std::lock_guard<std::mutex> lock(status_mu);
+    *status = snapshot_status;
+    *loaded = loaded_from_snapshot;
+  }
   std::unique_ptr<Rebuilder> rebuilder;
   int consecutive_failures = 0;  // writer lock
   // The build of a filter that Open did not load from a snapshot, while it
@@ -57,6 +68,22 @@ struct CfState {
   uint64_t open_capacity = 0;  // the next attempt's table (keys); filter_mu_
   // Keys the last background scan counted (to size a retry after overflow).
   std::atomic<uint64_t> last_scan_keys{0};
+  // The open build is the load of a checkpoint (then a scan if it fails).
+  std::atomic<bool> open_load{false};
+  // The last background build overflowed its table (set by the scan).
+  std::atomic<bool> last_build_overflowed{false};
+  // filter_mu_: the failed open build is started again at once (an
+  // overflow, or a checkpoint that could not be used), not at the next
+  // write; and after other failures (e.g. a read error of the scan) not
+  // before this time (steady clock, microseconds).
+  bool open_retry_now = false;
+  uint64_t open_retry_after_micros = 0;
+  uint64_t open_retry_backoff_micros = 0;
+
+ private:
+  mutable std::mutex status_mu;
+  bool loaded_from_snapshot = false;
+  std::string snapshot_status;
 };
 
 }  // namespace live

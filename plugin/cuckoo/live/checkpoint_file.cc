@@ -4,6 +4,7 @@
 #include "checkpoint_file.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -130,6 +131,76 @@ std::string CurrentManifest(Env* env, const std::string& dbname) {
   }
   if (current.find('/') != std::string::npos) return "";
   return current;
+}
+
+std::vector<ChainEntry> ParseChain(const std::vector<std::string>& lines) {
+  std::vector<ChainEntry> chain;
+  for (const std::string& line : lines) {
+    ChainEntry e;
+    char manifest[256];
+    unsigned long long number = 0, offset = 0, hash = 0;
+    if (line.size() >= sizeof(manifest) ||
+        sscanf(line.c_str(), "%255s %llu %llu %llx", manifest, &number, &offset,
+               &hash) != 4) {
+      return {};  // unreadable: as if there were none
+    }
+    e.manifest = manifest;
+    e.wal.number = number;
+    e.wal.offset = offset;
+    e.wal.tail_hash = hash;
+    chain.push_back(std::move(e));
+  }
+  return chain;
+}
+
+std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain) {
+  std::vector<std::string> lines;
+  for (const ChainEntry& e : chain) {
+    char buf[64];
+    snprintf(buf, sizeof(buf), " %llu %llu %016llx",
+             static_cast<unsigned long long>(e.wal.number),
+             static_cast<unsigned long long>(e.wal.offset),
+             static_cast<unsigned long long>(e.wal.tail_hash));
+    lines.push_back(e.manifest + buf);
+  }
+  return lines;
+}
+
+Status GatherPreOpenFacts(Env* env, const std::string& dbname,
+                          const std::string& wal_dir,
+                          const SnapshotStore& store, PreOpenFacts* facts) {
+  *facts = PreOpenFacts();
+  Status s = store.Prepare();
+  if (!s.ok()) return s;
+  facts->manifest = CurrentManifest(env, dbname);
+  facts->opens = ParseChain(store.ReadOpens());
+  const std::string wdir = wal_dir.empty() ? dbname : wal_dir;
+  bool clean_close = false;
+  for (uint32_t cf : store.List()) {
+    PreOpenFacts::Found& found = facts->checkpoints[cf];
+    if (!PeekCheckpointIdentity(env, store.Path(cf), &found.identity).ok()) {
+      found.identity.clear();
+      continue;  // the load reports why
+    }
+    CheckpointIdentity id;
+    std::string why;
+    if (!CheckpointIdentity::Decode(found.identity, &id, &why)) continue;
+    // The binding to check: the one of the open that wrote CURRENT's
+    // MANIFEST, if it continued this checkpoint's chain; else its own.
+    WalBinding wal = id.wal;
+    if (!facts->opens.empty() && facts->opens.front().manifest == id.manifest) {
+      for (const ChainEntry& e : facts->opens) {
+        if (e.manifest == facts->manifest) wal = e.wal;
+      }
+    }
+    if (!VerifyWalBinding(env, wdir, wal, &found.wal_error) &&
+        found.wal_error.empty()) {
+      found.wal_error = "WAL binding does not hold";
+    }
+    clean_close |= !id.db_state.empty();
+  }
+  if (clean_close) facts->db_state = DbStateDigest(env, dbname, wal_dir);
+  return Status::OK();
 }
 
 Judgement JudgeCheckpoint(const CheckpointIdentity& id, const OpeningDb& db) {

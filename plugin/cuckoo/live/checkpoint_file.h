@@ -28,6 +28,7 @@
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CHECKPOINT_FILE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "rocksdb/env.h"
 #include "rocksdb/status.h"
 #include "rocksdb/types.h"
+#include "snapshot_store.h"
 #include "wal_replay.h"
 
 namespace rocksdb_cuckoo {
@@ -68,6 +70,38 @@ ROCKSDB_NAMESPACE::Status PeekCheckpointIdentity(ROCKSDB_NAMESPACE::Env* env,
 // The name of the MANIFEST that CURRENT names ("" if unreadable).
 std::string CurrentManifest(ROCKSDB_NAMESPACE::Env* env,
                             const std::string& dbname);
+
+// One entry of snapshot_dir/CUCKOO_LIVE_OPENS: a MANIFEST written by a
+// FilteredDB open (or the checkpoint's own, first) and the WAL prefix that
+// open bound itself to, after verifying the previous entry's before its
+// DB::Open (a chain of trust: the WAL file of the first may be gone since).
+struct ChainEntry {
+  std::string manifest;
+  WalBinding wal;
+};
+std::vector<ChainEntry> ParseChain(const std::vector<std::string>& lines);
+std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain);
+
+// What FilteredDB reads before DB::Open (whose recovery may write a new
+// MANIFEST and release WAL files) about the checkpoints in snapshot_dir.
+struct PreOpenFacts {
+  std::string manifest;           // CurrentManifest
+  std::vector<ChainEntry> opens;  // SnapshotStore::ReadOpens
+  // DbStateDigest, computed only if a checkpoint was written at Close.
+  std::string db_state;
+  struct Found {
+    std::string identity;  // PeekCheckpointIdentity ("" if unreadable)
+    // VerifyWalBinding's reason, "" if it held: of the chain entry CURRENT
+    // names, else of the checkpoint itself.
+    std::string wal_error;
+  };
+  std::map<uint32_t, Found> checkpoints;  // by column family id
+};
+ROCKSDB_NAMESPACE::Status GatherPreOpenFacts(ROCKSDB_NAMESPACE::Env* env,
+                                             const std::string& dbname,
+                                             const std::string& wal_dir,
+                                             const SnapshotStore& store,
+                                             PreOpenFacts* facts);
 
 // What an opening DB knows about itself, to judge a checkpoint with.
 struct OpeningDb {

@@ -288,6 +288,11 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
         if (!in.done()) break;
         return;
       }
+      case Kind::kCheckpoint: {
+        in.Fixed64();
+        if (!in.done()) break;
+        return;
+      }
       case Kind::kIngestion: {
         const uint64_t n = in.Varint(kMaxU32);
         for (uint64_t i = 0; i < n && in.ok(); ++i) {
@@ -351,6 +356,13 @@ std::string IngestionRecord(const std::vector<uint32_t>& cf_ids) {
   PutHeader(&out, Kind::kIngestion);
   PutVarint(&out, cf_ids.size());
   for (uint32_t id : cf_ids) PutVarint(&out, id);
+  return out;
+}
+
+std::string CheckpointRecord(uint64_t nonce) {
+  std::string out;
+  PutHeader(&out, Kind::kCheckpoint);
+  PutFixed64(&out, nonce);
   return out;
 }
 

@@ -22,6 +22,9 @@
 //           v32 n, n fixed64 hashes
 //   kind 4  ingestion marker: v32 n, n v32 cf ids (written before an
 //           ingestion into those families: no replay may cross it)
+//   kind 5  checkpoint marker: fixed64 nonce (a count-0 batch written when
+//           a checkpoint is taken, so that the WAL bytes it is bound to
+//           exist and are its own; no effect)
 //
 // Inserts are applied before erases within one record. A blob whose first
 // byte is not kMagic is an application's LogData and is ignored.
@@ -49,6 +52,7 @@ enum class Kind : uint8_t {
   kWrite = 2,
   kCheckerErasures = 3,
   kIngestion = 4,
+  kCheckpoint = 5,
 };
 
 // What a single-key write did to its family's filter.
@@ -76,6 +80,8 @@ std::string CheckerRecord(uint64_t session, uint64_t generation,
                           const std::vector<FamilyEffects>& cfs);
 // The blob written before an ingestion into these families.
 std::string IngestionRecord(const std::vector<uint32_t>& cf_ids);
+// The blob written when a checkpoint is taken.
+std::string CheckpointRecord(uint64_t nonce);
 
 // One decoded effect.
 struct Effect {

@@ -59,14 +59,17 @@
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_FILTERED_DB_IMPL_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cf_state.h"
+#include "checkpoint_file.h"
 #include "delete_checker.h"
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
@@ -97,7 +100,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   using Builder = LiveKeyFilter::Builder;
 
   FilteredDBImpl(DB* db, const FilteredDBOptions& options,
-                 std::string open_state);
+                 PreOpenFacts pre_open);
   ~FilteredDBImpl() override;
 
   // Builds or loads the filters of the handles that are opted in.
@@ -216,7 +219,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
     const CfState* s = State(cf);
     return s == nullptr ? nullptr : s->filter.get();
   }
-  Status PersistFilterSnapshots() override;
+  Status PersistFilterSnapshots() override { return Persist(true); }
   Status RebuildFilter(ColumnFamilyHandle* cf) override;
   void WaitForFilterRebuilds() override;
   void WaitForDeleteChecks() override { ExclusiveLock lock(this); }
@@ -316,8 +319,32 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Open (filtered_db_open.cc); snapshots and Close
   // (filtered_db_persist.cc); column families (filtered_db_families.cc).
   Status LoadOrBuild(CfState* s);
-  SnapshotIdentity Identity(const CfState* s, SequenceNumber seq,
-                            const std::string& db_state) const;
+  // Reads, validates and judges the family's checkpoint
+  // (docs/recovery_design.md 3.2); on success *out holds its table, tied to
+  // the rebuild `ticket` (0: installed as it is, before any write). A
+  // checkpoint that can never be used is removed.
+  Status LoadCheckpoint(CfState* s, uint64_t ticket,
+                        std::unique_ptr<Builder>* out);
+  // Adds this open's MANIFEST to snapshot_dir's list of FilteredDB opens
+  // that continue from `checkpoint` (its MANIFEST and WAL binding), with
+  // the WAL binding of this open (once per open).
+  void AppendOpen(const ChainEntry& checkpoint);
+  // The identity of a checkpoint of s at seq (binding fields set by the
+  // caller).
+  CheckpointIdentity Identity(const CfState* s, SequenceNumber seq) const;
+  // PersistFilterSnapshots; with wait_for_builds false (the automatic
+  // checkpoints), a filter Open is still building is skipped silently.
+  Status Persist(bool wait_for_builds);
+  // Writes a count-0 batch with a checkpoint marker (effect_log.h) to the
+  // WAL: the WAL bytes a checkpoint is bound to then exist and are its own.
+  Status WriteCheckpointMarker();
+  // Waits for Open's background builds and loads (finishing an overflowed
+  // build synchronously).
+  void WaitForOpenBuilds();
+  // The automatic checkpoints (FilteredDBOptions::checkpoints).
+  void StartCheckpointThread();
+  void StopCheckpointThread();
+  void CheckpointLoop();
   // Flushes the filtered families if a write without WAL happened, so that
   // the sequence number recorded next cannot be lost by a crash (the WAL
   // sync, the other half, needs no lock). write_mu_ held exclusively.
@@ -362,7 +389,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   };
 
   const FilteredDBOptions options_;
-  const std::string open_state_;  // DbStateDigest before DB::Open
+  const PreOpenFacts pre_open_;       // read before DB::Open
+  SequenceNumber open_sequence_ = 0;  // the DB's, right after DB::Open
+  std::string open_manifest_;         // CURRENT right after DB::Open
+  std::atomic<bool> open_appended_{false};
   std::string db_id_;
   std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log_;
   std::shared_ptr<ROCKSDB_NAMESPACE::Statistics> statistics_;  // may be null
@@ -380,7 +410,14 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Handles the caller destroyed that CfState::handle still points to.
   std::vector<ColumnFamilyHandle*> retired_;
   std::atomic<bool> unlogged_writes_{false};  // a disableWAL write happened
-  bool initialized_ = false;                  // Init succeeded
+  // The automatic checkpoints' thread.
+  std::thread checkpoint_thread_;
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_stop_ = false;  // checkpoint_mu_
+  // The sequence number of the last checkpoint (or of Open).
+  std::atomic<SequenceNumber> last_checkpoint_seq_{0};
+  bool initialized_ = false;  // Init succeeded
   bool closed_ = false;
   Status close_status_;
 };

@@ -1,10 +1,11 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB open: the Open factories (options check, the DB state a
-// snapshot must match, DB::Open), Init (which column families get a filter)
-// and LoadOrBuild (each filter from a usable snapshot or from a DB scan).
-// Persist and Close: filtered_db_persist.cc.
+// FilteredDB open: the Open factories (options check, what the checkpoints
+// are checked against before DB::Open, DB::Open), Init (which column
+// families get a filter) and LoadOrBuild (each filter from a usable
+// checkpoint, loaded in the background, or from a DB scan; design in
+// docs/recovery_design.md). Persist and Close: filtered_db_persist.cc.
 #include <algorithm>
 #include <cstdarg>
 #include <new>
@@ -21,10 +22,10 @@ using ROCKSDB_NAMESPACE::InfoLogLevel;
 using ROCKSDB_NAMESPACE::Status;
 
 FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
-                               std::string open_state)
+                               PreOpenFacts pre_open)
     : FilteredDB(db),
       options_(options),
-      open_state_(std::move(open_state)),
+      pre_open_(std::move(pre_open)),
       stripes_(new StripeMutex[kStripes]),
       check_snapshots_(std::make_unique<CheckSnapshots>(db)),
       checker_(std::make_unique<DeleteChecker>(
@@ -44,6 +45,11 @@ FilteredDBImpl::~FilteredDBImpl() {
 Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
   Status s = db_->GetDbIdentity(db_id_);
   if (!s.ok()) return s;
+  // No write went through this object yet: the DB's sequence and MANIFEST
+  // as DB::Open left them.
+  open_sequence_ = db_->GetLatestSequenceNumber();
+  last_checkpoint_seq_ = open_sequence_;
+  open_manifest_ = CurrentManifest(db_->GetEnv(), db_->GetName());
   {
     const ROCKSDB_NAMESPACE::DBOptions db_options = db_->GetDBOptions();
     info_log_ = db_options.info_log;
@@ -98,6 +104,7 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
     if (!s.ok()) return s;
   }
   initialized_ = true;
+  StartCheckpointThread();
   return Status::OK();
 }
 
@@ -107,53 +114,46 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   } catch (const std::bad_alloc&) {
     return Status::MemoryLimit("FilteredDB: cannot allocate a filter");
   }
+  uint64_t estimate = 0;
+  db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
+  // Sized for the DB's estimate plus 1/64: a table built at the target
+  // load (0.93 at f = 12) then stores about 14 bits per key. More keys
+  // than that (an undercounting estimate, e.g. deletes of absent keys, or
+  // writes during a background build) make the table split once, in the
+  // background: twice the memory and the false positive rate until a
+  // rebuild (a rescan, RebuildFilter, the next open without a snapshot).
+  const uint64_t capacity = std::max<uint64_t>(options_.filter.initial_capacity,
+                                               estimate + estimate / 64);
+  bool loaded = false;
   if (!snapshots_->enabled()) {
-    s->snapshot_status = "disabled";
+    s->SetSnapshotStatus("disabled", false);
+  } else if (pre_open_.checkpoints.count(s->id) == 0) {
+    s->SetSnapshotStatus("none", false);
+  } else if (options_.background_open) {
+    // Loaded on the family's rebuild thread; until it is installed reads go
+    // to the DB, and the writes made meanwhile are logged (BeginRebuildLog)
+    // and replayed into it by Replace. If it cannot be used, the scan build
+    // starts from there (InstallResultLocked).
+    ExclusiveLock lock(this);
+    s->filter->MarkNotReady();
+    const uint64_t ticket = s->filter->BeginRebuildLog();
+    s->open_build = true;
+    s->open_load = true;
+    s->open_capacity = capacity;
+    s->SetSnapshotStatus("loading", false);
+    s->rebuilder->StartJob([this, s, ticket](std::unique_ptr<Builder>* out) {
+      return LoadCheckpoint(s, ticket, out);
+    });
+    return Status::OK();
   } else {
-    std::string data;
-    const std::string path = snapshots_->Path(s->id);
-    Status st = snapshots_->Read(s->id, &data);
-    if (st.IsNotFound() || st.IsPathNotFound()) {
-      s->snapshot_status = "none";
-    } else if (!st.ok()) {
-      s->snapshot_status = "ignored: read error: " + st.ToString();
-    } else {
-      std::string why, stored;
-      std::unique_ptr<Builder> builder =
-          LiveKeyFilter::DecodeSnapshot(options_.filter, data, &stored, &why);
-      if (builder != nullptr &&
-          !Identity(s, db_->GetLatestSequenceNumber(), open_state_)
-               .Matches(stored, &why)) {
-        builder.reset();
-      }
-      if (builder != nullptr && s->filter->Replace(std::move(builder))) {
-        s->snapshot_status = "used";
-        s->loaded_from_snapshot = true;
-      } else {
-        s->snapshot_status = "ignored: " + why;
-      }
-    }
-    Info("cuckoo live filter [%s]: snapshot %s: %s", s->name.c_str(),
-         path.c_str(), s->snapshot_status.c_str());
-    // Used or not, the file is consumed: from now on the DB moves on without
-    // it (a crash, a lost unsynced write, an ingestion), so no later open may
-    // match it by accident. A fresh one is written by Close / Persist.
-    if (!st.IsNotFound() && !st.IsPathNotFound()) {
-      snapshots_->Remove({s->id});
+    std::unique_ptr<Builder> builder;
+    if (LoadCheckpoint(s, /*ticket=*/0, &builder).ok()) {
+      loaded = s->filter->Replace(std::move(builder));
+      if (!loaded) s->SetSnapshotStatus("ignored: cannot install it", false);
     }
   }
   ExclusiveLock lock(this);
-  if (!s->loaded_from_snapshot) {
-    uint64_t estimate = 0;
-    db_->GetIntProperty(s->handle, "rocksdb.estimate-num-keys", &estimate);
-    // Sized for the DB's estimate plus 1/64: a table built at the target
-    // load (0.93 at f = 12) then stores about 14 bits per key. More keys
-    // than that (an undercounting estimate, e.g. deletes of absent keys, or
-    // writes during a background build) make the table split once, in the
-    // background: twice the memory and the false positive rate until a
-    // rebuild (a rescan, RebuildFilter, the next open without a snapshot).
-    const uint64_t capacity = std::max<uint64_t>(
-        options_.filter.initial_capacity, estimate + estimate / 64);
+  if (!loaded) {
     Info(
         "cuckoo live filter [%s]: building from the DB%s (capacity %llu "
         "keys)",
@@ -172,6 +172,93 @@ Status FilteredDBImpl::LoadOrBuild(CfState* s) {
   }
   AfterWriteLocked(s);  // rescans if the DB had more keys than estimated
   return Status::OK();
+}
+
+Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
+                                      std::unique_ptr<Builder>* out) {
+  TestHook("LoadCheckpoint:Begin");
+  const std::string path = snapshots_->Path(s->id);
+  auto refuse = [&](const std::string& why, bool remove) {
+    s->SetSnapshotStatus("ignored: " + why, false);
+    Info("cuckoo live filter [%s]: checkpoint %s not used: %s%s",
+         s->name.c_str(), path.c_str(), why.c_str(),
+         remove ? " (removed)" : "");
+    // Never usable for this DB: gone, so that no later open trips on it.
+    if (remove) snapshots_->Remove({s->id});
+    return Status::Incomplete("FilteredDB: checkpoint not used: " + why);
+  };
+  std::string data;
+  Status st = snapshots_->Read(s->id, &data);
+  if (!st.ok()) return refuse("read error: " + st.ToString(), false);
+  if (s->rebuilder->cancelled()) {
+    return Status::Incomplete("FilteredDB: checkpoint load cancelled");
+  }
+  std::string stored, why;
+  std::unique_ptr<Builder> builder =
+      LiveKeyFilter::DecodeSnapshot(options_.filter, data, &stored, &why);
+  data.clear();
+  data.shrink_to_fit();
+  if (builder == nullptr) return refuse(why, true);
+  const auto found = pre_open_.checkpoints.find(s->id);
+  if (found == pre_open_.checkpoints.end() ||
+      found->second.identity != stored) {
+    return refuse("the checkpoint file changed while the DB was opened", false);
+  }
+  CheckpointIdentity id;
+  if (!CheckpointIdentity::Decode(stored, &id, &why)) return refuse(why, true);
+  OpeningDb db;
+  db.db_id = db_id_;
+  db.cf_id = s->id;
+  db.cf_name = s->name;
+  db.sequence = open_sequence_;
+  db.db_state = pre_open_.db_state;
+  db.manifest = pre_open_.manifest;
+  for (const ChainEntry& e : pre_open_.opens) db.opens.push_back(e.manifest);
+  db.wal_error = found->second.wal_error;
+  const Judgement j = JudgeCheckpoint(id, db);
+  if (j.verdict == Verdict::kReject) return refuse(j.why, true);
+  if (j.verdict == Verdict::kReplay) {
+    return refuse(
+        "stale checkpoint: " + j.why + " (their filter effects are not logged)",
+        true);
+  }
+  AppendOpen(ChainEntry{id.manifest, id.wal});
+  if (ticket != 0) LiveKeyFilter::AdoptRebuild(builder.get(), ticket);
+  s->SetSnapshotStatus("used", true);
+  Info(
+      "cuckoo live filter [%s]: checkpoint %s used (sequence %llu, %llu "
+      "keys)",
+      s->name.c_str(), path.c_str(),
+      static_cast<unsigned long long>(id.sequence),
+      static_cast<unsigned long long>(builder->size()));
+  *out = std::move(builder);
+  return Status::OK();
+}
+
+void FilteredDBImpl::AppendOpen(const ChainEntry& checkpoint) {
+  // Once per open, on the first usable checkpoint. No persist can reset the
+  // list before: the automatic checkpoints skip while a filter loads, and
+  // PersistFilterSnapshots waits for the loads.
+  if (open_manifest_.empty() || open_appended_.exchange(true)) return;
+  std::vector<ChainEntry> chain = pre_open_.opens;
+  if (chain.empty() || chain.front().manifest != checkpoint.manifest) {
+    chain = {checkpoint};
+  }
+  // This open's own WAL prefix (DB::Open may have released the WAL files
+  // the previous entry was bound to): its marker, synced.
+  ChainEntry self{open_manifest_, WalBinding()};
+  Status st = WriteCheckpointMarker();
+  if (st.ok()) st = db_->FlushWAL(/*sync=*/true);
+  if (st.ok()) st = ComputeWalBinding(db_, &self.wal);
+  if (st.ok()) {
+    if (chain.back().manifest == self.manifest) chain.pop_back();
+    chain.push_back(self);
+    st = snapshots_->WriteOpens(FormatChain(chain));
+  }
+  if (!st.ok()) {
+    Info("cuckoo live filter: cannot record this open in %s: %s",
+         options_.snapshot_dir.c_str(), st.ToString().c_str());
+  }
 }
 
 void FilteredDBImpl::Info(const char* format, ...) const {
@@ -197,10 +284,10 @@ using ROCKSDB_NAMESPACE::Status;
 // Wraps an open DB; on failure closes it (and destroys `handles`).
 Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
             std::vector<ColumnFamilyHandle*>* caller_handles,
-            const FilteredDBOptions& filtered_options, std::string open_state,
-            std::unique_ptr<FilteredDB>* db) {
+            const FilteredDBOptions& filtered_options,
+            live::PreOpenFacts pre_open, std::unique_ptr<FilteredDB>* db) {
   std::unique_ptr<FilteredDBImpl> impl(
-      new FilteredDBImpl(raw, filtered_options, std::move(open_state)));
+      new FilteredDBImpl(raw, filtered_options, std::move(pre_open)));
   Status s = impl->Init(filter_handles);
   if (!s.ok()) {
     if (caller_handles != nullptr) {
@@ -215,21 +302,23 @@ Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
   return Status::OK();
 }
 
-// Checks the options and, before DB::Open rewrites the MANIFEST, records
-// the DB state that a snapshot written at the last Close must match.
+// Checks the options (snapshot_dir must be a directory or creatable) and,
+// before DB::Open writes a new MANIFEST and releases WAL files, reads what
+// the checkpoints are checked against (checkpoint_file.h).
 Status BeforeOpen(const DBOptions& db_options, const std::string& name,
                   const FilteredDBOptions& filtered_options,
-                  std::string* open_state) {
+                  live::PreOpenFacts* pre_open) {
   const std::string invalid =
       ValidateLiveKeyFilterOptions(filtered_options.filter);
   if (!invalid.empty()) {
     return Status::InvalidArgument("FilteredDB: " + invalid);
   }
-  open_state->clear();
-  if (!filtered_options.snapshot_dir.empty()) {
-    *open_state = live::DbStateDigest(db_options.env, name, db_options.wal_dir);
-  }
-  return Status::OK();
+  *pre_open = live::PreOpenFacts();
+  if (filtered_options.snapshot_dir.empty()) return Status::OK();
+  const live::SnapshotStore store(db_options.env, filtered_options.snapshot_dir,
+                                  nullptr);
+  return live::GatherPreOpenFacts(db_options.env, name, db_options.wal_dir,
+                                  store, pre_open);
 }
 
 }  // namespace
@@ -238,8 +327,8 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
                         const FilteredDBOptions& filtered_options,
                         std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  std::string open_state;
-  Status s = BeforeOpen(options, name, filtered_options, &open_state);
+  live::PreOpenFacts pre_open;
+  Status s = BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
@@ -251,7 +340,7 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
 #endif
   if (!s.ok()) return s;
   return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
-              std::move(open_state), db);
+              std::move(pre_open), db);
 }
 
 Status FilteredDB::Open(
@@ -261,8 +350,8 @@ Status FilteredDB::Open(
     const FilteredDBOptions& filtered_options,
     std::unique_ptr<FilteredDB>* db) {
   db->reset();
-  std::string open_state;
-  Status s = BeforeOpen(db_options, name, filtered_options, &open_state);
+  live::PreOpenFacts pre_open;
+  Status s = BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
@@ -273,7 +362,7 @@ Status FilteredDB::Open(
   s = DB::Open(db_options, name, column_families, handles, &raw);
 #endif
   if (!s.ok()) return s;
-  return Wrap(raw, *handles, handles, filtered_options, std::move(open_state),
+  return Wrap(raw, *handles, handles, filtered_options, std::move(pre_open),
               db);
 }
 

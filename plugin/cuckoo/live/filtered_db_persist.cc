@@ -2,12 +2,25 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
 // FilteredDB persistence: PersistFilterSnapshots (freeze at a quiescent
-// point, then sync the WAL and stream the images while writers go on),
-// Close (persist_on_close: the snapshots written after the DB closed, bound
-// to the files it left), and the snapshot identity (snapshot_store.h).
+// point, then sync the WAL and stream the images while writers go on), the
+// automatic checkpoints (FilteredDBOptions::checkpoints), Close
+// (persist_on_close: the checkpoints written after the DB closed, bound to
+// the files it left), and what a checkpoint is bound to
+// (checkpoint_file.h; docs/recovery_design.md).
+#include <chrono>
+#include <random>
 #include <vector>
 
+#ifdef __linux__
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include "effect_log.h"
 #include "filtered_db_impl.h"
+#include "rocksdb/write_batch.h"
 
 namespace rocksdb_cuckoo {
 namespace live {
@@ -16,11 +29,10 @@ using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
 using ROCKSDB_NAMESPACE::SequenceNumber;
 using ROCKSDB_NAMESPACE::Status;
 
-SnapshotIdentity FilteredDBImpl::Identity(const CfState* s, SequenceNumber seq,
-                                          const std::string& db_state) const {
-  SnapshotIdentity id;
+CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
+                                            SequenceNumber seq) const {
+  CheckpointIdentity id;
   id.sequence = seq;
-  id.db_state = db_state;
   id.db_id = db_id_;
   id.cf_id = s->id;
   id.cf_name = s->name;
@@ -38,19 +50,51 @@ void FilteredDBImpl::RemoveSnapshots(const std::vector<CfState*>& states) {
   snapshots_->Remove(ids);
 }
 
-Status FilteredDBImpl::PersistFilterSnapshots() {
-  if (options_.snapshot_dir.empty()) {
+Status FilteredDBImpl::WriteCheckpointMarker() {
+  ROCKSDB_NAMESPACE::WriteBatch marker;
+  Status st = marker.PutLogData(effect_log::CheckpointRecord(
+      (uint64_t{std::random_device()()} << 32) ^ std::random_device()() ^
+      static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count())));
+  if (!st.ok()) return st;
+  return db_->Write(ROCKSDB_NAMESPACE::WriteOptions(), &marker);
+}
+
+void FilteredDBImpl::WaitForOpenBuilds() {
+  ExclusiveLock lock(this);
+  for (auto& s : states_) {
+    if (!s->open_build || s->dropped.load(std::memory_order_relaxed)) continue;
+    WaitAndCommitLocked(s.get());
+    if (s->open_build) {
+      // The load or the scan failed: the build is finished here (a
+      // synchronous rebuild sizes itself from the keys it counts).
+      Status st = SyncRebuildLocked(s.get(), s->open_capacity, {});
+      if (!st.ok()) {
+        Info("cuckoo live filter [%s]: build failed: %s", s->name.c_str(),
+             st.ToString().c_str());
+      }
+    }
+  }
+}
+
+Status FilteredDBImpl::Persist(bool wait_for_builds) {
+  if (!snapshots_->enabled()) {
     return Status::InvalidArgument("FilteredDB: no snapshot_dir configured");
   }
   // One persist at a time (a filter has at most one Checkpoint, and a later
   // persist must not be overwritten by an earlier one finishing late).
   std::lock_guard<std::mutex> persisting(persist_mu_);
+  Status st = snapshots_->Prepare();
+  if (!st.ok()) return st;
+  // A filter Open is still building or loading has no image yet: the
+  // persist waits for it rather than skip it silently.
+  if (wait_for_builds) WaitForOpenBuilds();
   struct Frozen {
     CfState* state;
     std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint;
-    std::string identity;
   };
   std::vector<Frozen> frozen;
+  std::string not_ready;
   SequenceNumber seq = 0;
   {
     // The quiescent point: no write runs (in-flight single-key writes
@@ -60,44 +104,129 @@ Status FilteredDBImpl::PersistFilterSnapshots() {
     // the lock is released, while writers go on (copy-on-write; see
     // LiveKeyFilter::Checkpoint).
     std::unique_lock<WriterLock> lock(write_mu_);
-    Status st = FlushUnloggedWritesLocked();
+    st = FlushUnloggedWritesLocked();
     if (!st.ok()) return st;
     seq = db_->GetLatestSequenceNumber();
     for (auto& s : states_) {
-      // A filter that is not ready (a failed rebuild) has no trustworthy
-      // table.
-      if (s->dropped.load(std::memory_order_relaxed) || !s->filter->ready())
+      if (s->dropped.load(std::memory_order_relaxed)) continue;
+      // Not ready (a failed rebuild or build): no trustworthy table.
+      if (!s->filter->ready()) {
+        not_ready += (not_ready.empty() ? "'" : ", '") + s->name + "'";
         continue;
+      }
       std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint =
           s->filter->Freeze();
       if (checkpoint == nullptr) {
         return Status::Busy("FilteredDB: a filter checkpoint is in progress");
       }
-      frozen.push_back(Frozen{s.get(), std::move(checkpoint), ""});
+      frozen.push_back(Frozen{s.get(), std::move(checkpoint)});
     }
   }
   TestHook("PersistFilterSnapshots:AfterFreeze");
-  // Outside the lock: the WAL sync (the writes up to `seq` become durable;
-  // a later sync covers them too: manual_wal_flush keeps writes in RocksDB's
-  // buffer, and the OS may lose unsynced WAL bytes) and the digest of the
-  // on-disk state. A digest that already includes later writes never
-  // matches a DB at `seq` (the sequence number is compared too), and one
-  // without writes that later reached the DB never matches it either: the
-  // snapshot is then ignored, never wrong.
-  Status st = db_->FlushWAL(/*sync=*/true);
-  if (!st.ok()) return st;
-  const std::string state = CurrentDbState();
-  if (state.empty())
-    return Status::IOError(
-        "FilteredDB: cannot read the DB's MANIFEST/WAL state");
-  for (Frozen& f : frozen) {
-    f.identity = Identity(f.state, seq, state).Encode();
-  }
-  for (Frozen& f : frozen) {
-    st = WriteSnapshot(f.state, f.checkpoint.get(), f.identity);
+  if (!frozen.empty()) {
+    // Outside the lock: the WAL sync (the writes up to `seq` become durable;
+    // a later sync covers them too: manual_wal_flush keeps writes in
+    // RocksDB's buffer, and the OS may lose unsynced WAL bytes), then what
+    // the checkpoint is bound to: the MANIFEST CURRENT names and a prefix of
+    // the WAL that holds every write up to `seq` and ends with this
+    // checkpoint's own marker (a random nonce; read after the sync).
+    st = WriteCheckpointMarker();
     if (!st.ok()) return st;
+    st = db_->FlushWAL(/*sync=*/true);
+    if (!st.ok()) return st;
+    WalBinding wal;
+    st = ComputeWalBinding(db_, &wal);
+    if (!st.ok()) return st;
+    const std::string manifest = CurrentManifest(db_->GetEnv(), db_->GetName());
+    if (manifest.empty()) {
+      return Status::IOError("FilteredDB: cannot read the DB's CURRENT file");
+    }
+    for (Frozen& f : frozen) {
+      CheckpointIdentity id = Identity(f.state, seq);
+      id.manifest = manifest;
+      id.wal = wal;
+      st = WriteSnapshot(f.state, f.checkpoint.get(), id.Encode());
+      if (!st.ok()) return st;
+      f.state->counters.Add<&FilteredDBStats::checkpoints>();
+    }
+    // A new chain of opens starts at this checkpoint's MANIFEST.
+    st = snapshots_->WriteOpens(FormatChain({ChainEntry{manifest, wal}}));
+    if (!st.ok()) return st;
+    last_checkpoint_seq_.store(seq, std::memory_order_relaxed);
+  }
+  if (!not_ready.empty()) {
+    return Status::Incomplete(
+        "FilteredDB: no snapshot written for column family " + not_ready +
+        ": its filter is not ready");
   }
   return Status::OK();
+}
+
+void FilteredDBImpl::StartCheckpointThread() {
+  if (!snapshots_->enabled() || !options_.checkpoints.automatic ||
+      checkpoint_thread_.joinable()) {
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(checkpoint_mu_);
+    checkpoint_stop_ = false;
+  }
+  checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+}
+
+void FilteredDBImpl::StopCheckpointThread() {
+  {
+    std::lock_guard<std::mutex> lock(checkpoint_mu_);
+    checkpoint_stop_ = true;
+  }
+  checkpoint_cv_.notify_all();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
+}
+
+void FilteredDBImpl::CheckpointLoop() {
+#ifdef __linux__
+  // The image is streamed at the lowest priority: writers keep their CPU.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  pthread_setname_np(pthread_self(), "cuckoo:ckpt");
+#endif
+  const FilteredDBOptions::CheckpointPolicy& policy = options_.checkpoints;
+  const auto interval = std::chrono::milliseconds(
+      std::max<uint64_t>(1, policy.check_interval_ms));
+  std::unique_lock<std::mutex> lock(checkpoint_mu_);
+  while (!checkpoint_stop_) {
+    checkpoint_cv_.wait_for(lock, interval, [&] { return checkpoint_stop_; });
+    if (checkpoint_stop_) break;
+    lock.unlock();
+    uint64_t keys = 0;
+    bool all_ready = true;
+    for (auto& s : states_) {
+      if (s->dropped.load(std::memory_order_relaxed)) continue;
+      all_ready &= s->filter->ready();
+      keys += s->filter->size();
+    }
+    const SequenceNumber seq = db_->GetLatestSequenceNumber();
+    const uint64_t due = std::max<uint64_t>(
+        policy.min_writes,
+        static_cast<uint64_t>(policy.writes_fraction * double(keys)));
+    const SequenceNumber last =
+        last_checkpoint_seq_.load(std::memory_order_relaxed);
+    if (all_ready && seq >= last + due) {
+      const auto start = std::chrono::steady_clock::now();
+      const Status st = Persist(/*wait_for_builds=*/false);
+      const uint64_t micros = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::steady_clock::now() - start)
+              .count());
+      if (!st.ok()) {
+        Info("cuckoo live filter: automatic checkpoint failed: %s",
+             st.ToString().c_str());
+      }
+      if (policy.on_checkpoint) {
+        policy.on_checkpoint(last_checkpoint_seq_.load(), micros, st);
+      }
+    }
+    lock.lock();
+  }
 }
 
 Status FilteredDBImpl::WriteSnapshot(const CfState* s,
@@ -125,10 +254,24 @@ Status FilteredDBImpl::FlushUnloggedWritesLocked() {
 
 Status FilteredDBImpl::CloseImpl() {
   if (closed_) return close_status_;
+  StopCheckpointThread();
   std::lock_guard<std::mutex> persisting(persist_mu_);
+  {
+    // A checkpoint Open is loading is waited for (it is bounded by reading
+    // the file) and persisted again below; a build from a scan is cancelled
+    // by StopBackgroundWork (no usable checkpoint existed: the next Open
+    // scans, as this one did).
+    ExclusiveLock lock(this);
+    for (auto& st : states_) {
+      if (st->open_load && st->rebuilder->running()) {
+        WaitAndCommitLocked(st.get());
+      }
+    }
+  }
   StopBackgroundWork();
   bool persist = false;
   SequenceNumber seq = 0;
+  WalBinding wal;
   {
     ExclusiveLock lock(this);
     if (initialized_ && options_.persist_on_close && snapshots_->enabled()) {
@@ -140,8 +283,10 @@ Status FilteredDBImpl::CloseImpl() {
       // keeps the recovered sequence number. So after an unlogged write no
       // snapshot is written at Close (PersistFilterSnapshots flushes first
       // and writes one).
-      persist = !unlogged_writes_ && db_->FlushWAL(/*sync=*/true).ok();
+      persist = !unlogged_writes_ && WriteCheckpointMarker().ok() &&
+                db_->FlushWAL(/*sync=*/true).ok();
       seq = db_->GetLatestSequenceNumber();
+      if (persist && !ComputeWalBinding(db_, &wal).ok()) wal = WalBinding();
     }
   }
   // RocksDB refuses to close while snapshots are held (Aborted, the DB
@@ -173,11 +318,15 @@ Status FilteredDBImpl::CloseImpl() {
       st->dropped.store(true, std::memory_order_release);
     }
     for (auto& st : states_) st->rebuilder->Resume();
+    StartCheckpointThread();
     return s;
   }
   if (s.ok() && persist) {
-    // Written after the DB closed cleanly, bound to the files it left.
+    // Written after the DB closed cleanly, bound to the files it left (the
+    // state digest) and to the WAL prefix and MANIFEST of the close.
     const std::string state = CurrentDbState();
+    const std::string manifest = CurrentManifest(db_->GetEnv(), db_->GetName());
+    bool written = false;
     for (auto& cf : states_) {
       if (state.empty() || cf->dropped.load(std::memory_order_relaxed) ||
           !cf->filter->ready())
@@ -186,8 +335,17 @@ Status FilteredDBImpl::CloseImpl() {
       std::unique_ptr<LiveKeyFilter::Checkpoint> checkpoint =
           cf->filter->Freeze();
       if (checkpoint == nullptr) continue;  // ready, and no persist runs
-      Status st = WriteSnapshot(cf.get(), checkpoint.get(),
-                                Identity(cf.get(), seq, state).Encode());
+      CheckpointIdentity id = Identity(cf.get(), seq);
+      id.db_state = state;
+      id.manifest = manifest;
+      id.wal = wal;
+      Status st = WriteSnapshot(cf.get(), checkpoint.get(), id.Encode());
+      if (!st.ok() && s.ok()) s = st;
+      written |= st.ok();
+    }
+    if (written && !manifest.empty()) {
+      Status st =
+          snapshots_->WriteOpens(FormatChain({ChainEntry{manifest, wal}}));
       if (!st.ok() && s.ok()) s = st;
     }
   }

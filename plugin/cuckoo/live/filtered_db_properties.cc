@@ -216,6 +216,8 @@ const Figure kFigures[] = {
      [](const S& s) { return Flag(s.loaded_from_snapshot); }},
     {"snapshot-status", Line::kSnapshot, "%s",
      [](const S& s) { return Text(s.snapshot_status); }},
+    {"checkpoints", Line::kSnapshot, "%s checkpoints written",
+     [](const S& s) { return Integer(s.checkpoints); }},
 };
 
 // The integer figure named by a "rocksdb.cuckoo." property, or nullptr.
@@ -274,8 +276,7 @@ FilteredDBStats FilteredDBImpl::StatsOf(const CfState* s) const {
   s->counters.CopyTo(&stats);
   stats.reads_checked = s->reads.checked();
   stats.reads_absent = s->reads.absent();
-  stats.loaded_from_snapshot = s->loaded_from_snapshot;
-  stats.snapshot_status = s->snapshot_status;
+  s->GetSnapshotStatus(&stats.snapshot_status, &stats.loaded_from_snapshot);
   return stats;
 }
 

@@ -6,6 +6,7 @@
 // (when the filter asks for a rescan; rebuilder.h), then installed under
 // filter_mu_.
 #include <algorithm>
+#include <chrono>
 #include <new>
 
 #include "filtered_db_impl.h"
@@ -137,8 +138,11 @@ std::unique_ptr<Rebuilder> FilteredDBImpl::NewRebuilder(CfState* s) {
         TestHook("BackgroundRebuild:BeforeScan");
         uint64_t scanned = 0;
         bool overflow = false;
-        Status st = ScanInto(s, it, builder, &scanned, &overflow);
+        Status st = TestFail("BackgroundRebuild:Scan")
+                        ? Status::IOError("FilteredDB: injected scan error")
+                        : ScanInto(s, it, builder, &scanned, &overflow);
         s->last_scan_keys.store(scanned, std::memory_order_relaxed);
+        s->last_build_overflowed.store(overflow, std::memory_order_relaxed);
         if (st.ok() && overflow)
           st = Status::Incomplete("FilteredDB: rebuild table overflowed");
         if (st.ok()) Progress(s, scanned, true);
@@ -152,13 +156,17 @@ void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
   {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
-    retry = s->open_build && !s->rebuilder->running();
+    retry = s->open_build && !s->rebuilder->running() && s->open_retry_now;
+    if (retry) s->open_retry_now = false;
   }
   if (!retry) return;
-  // An open build that failed (overflow): started again at once, so that
-  // reads do not stay unfiltered until the next write. Under the exclusive
-  // lock, as every start; not once Close began (cancelled: StopBackgroundWork
-  // sets it before it takes the lock).
+  // An open build that overflowed, or a checkpoint load that could not be
+  // used: started again at once (a scan, larger after an overflow), so that
+  // reads do not stay unfiltered until the next write. Other failures (a
+  // read error of the scan) wait for a later write and a back-off
+  // (InstallResultLocked). Under the exclusive lock, as every start; not
+  // once Close began (cancelled: StopBackgroundWork sets it before it takes
+  // the lock).
   ExclusiveLock lock(this);
   if (s->rebuilder->cancelled() || s->dropped.load(std::memory_order_relaxed))
     return;
@@ -170,16 +178,33 @@ void FilteredDBImpl::TableInstalledLocked(CfState* s) {
   // Every table FilteredDB installs after Open (the two Replace calls of
   // this file) ends Open's background build: open_build implies not ready.
   s->open_build = false;
+  s->open_load = false;
+  s->open_retry_now = false;
+  s->open_retry_after_micros = 0;
+  s->open_retry_backoff_micros = 0;
 }
 
+namespace {
+uint64_t SteadyMicros() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+}  // namespace
+
 void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
+  // After a failure other than an overflow, not before the back-off ends.
+  if (s->open_retry_after_micros != 0 &&
+      SteadyMicros() < s->open_retry_after_micros) {
+    return;
+  }
+  s->open_load = false;
   const uint64_t counted = s->last_scan_keys.load(std::memory_order_relaxed);
   s->open_capacity =
       std::max<uint64_t>({s->open_capacity, counted + counted / 4,
                           options_.filter.initial_capacity});
   StartBackgroundRebuildLocked(s, s->open_capacity);
-  // The next attempt, if this one overflows, gets twice the room.
-  s->open_capacity *= 2;
 }
 
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
@@ -210,6 +235,30 @@ void FilteredDBImpl::InstallResultLocked(CfState* s,
   }
   s->filter->AbortRebuild();
   ++s->consecutive_failures;
+  if (s->open_build) {
+    // Open's build failed. A checkpoint that could not be loaded or
+    // installed, and an overflow (then with twice the table), start a scan
+    // at once (InstallFromRebuildThread); any other failure (a read error)
+    // is retried by a later write, after a back-off of 1 s doubling up to
+    // 60 s, with the same table.
+    const bool load = s->open_load.exchange(false);
+    if (load && scan_status.ok()) {
+      s->SetSnapshotStatus("ignored: cannot install it", false);
+    }
+    const bool overflow =
+        !load && (scan_status.ok() || s->last_build_overflowed.load());
+    if (load || overflow) {
+      s->open_retry_now = true;
+      if (overflow) s->open_capacity *= 2;
+    } else {
+      s->open_retry_now = false;
+      s->open_retry_backoff_micros = std::min<uint64_t>(
+          60000000,
+          std::max<uint64_t>(1000000, 2 * s->open_retry_backoff_micros));
+      s->open_retry_after_micros =
+          SteadyMicros() + s->open_retry_backoff_micros;
+    }
+  }
   Info("cuckoo live filter [%s]: background rebuild abandoned: %s",
        s->name.c_str(),
        scan_status.ok() ? "overflow while replaying writes"

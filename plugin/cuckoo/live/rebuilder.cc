@@ -3,8 +3,21 @@
 
 #include "rebuilder.h"
 
+#include "test_hooks.h"
+
 namespace rocksdb_cuckoo {
 namespace live {
+
+namespace {
+std::atomic<TestFailFn> test_fail_hook{nullptr};
+}  // namespace
+
+void SetTestFailHook(TestFailFn hook) { test_fail_hook.store(hook); }
+
+bool TestFail(const char* point) {
+  TestFailFn hook = test_fail_hook.load(std::memory_order_relaxed);
+  return hook != nullptr && hook(point);
+}
 
 using ROCKSDB_NAMESPACE::Iterator;
 using ROCKSDB_NAMESPACE::Status;
@@ -23,6 +36,28 @@ void Rebuilder::JoinExitedLocked() {
 
 void Rebuilder::Start(std::unique_ptr<Iterator> it,
                       std::unique_ptr<Builder> builder) {
+  // Shared with the job (a std::function must be copyable); only the
+  // rebuild thread uses it.
+  struct Scan {
+    std::unique_ptr<Iterator> it;
+    std::unique_ptr<Builder> builder;
+  };
+  auto scan = std::make_shared<Scan>(Scan{std::move(it), std::move(builder)});
+  Launch([this, scan](std::unique_ptr<Builder>* out) {
+    Status st = scan_(scan->it.get(), scan->builder.get());
+    scan->it.reset();  // the scan's snapshot goes before the install
+    if (st.ok()) {
+      *out = std::move(scan->builder);
+    } else {
+      scan->builder.reset();
+    }
+    return st;
+  });
+}
+
+void Rebuilder::StartJob(JobFn job) { Launch(std::move(job)); }
+
+void Rebuilder::Launch(JobFn job) {
   std::lock_guard<std::mutex> lock(mu_);
   JoinExitedLocked();
   result_.reset();
@@ -31,20 +66,16 @@ void Rebuilder::Start(std::unique_ptr<Iterator> it,
   running_.store(true, std::memory_order_release);
   Worker w;
   w.exited = std::make_shared<std::atomic<bool>>(false);
-  w.thread = std::thread(
-      [this, exited = w.exited](std::unique_ptr<Iterator> i,
-                                std::unique_ptr<Builder> b) {
-        Run(std::move(i), std::move(b));
-        exited->store(true, std::memory_order_release);
-      },
-      std::move(it), std::move(builder));
+  w.thread = std::thread([this, exited = w.exited, job = std::move(job)] {
+    Run(job);
+    exited->store(true, std::memory_order_release);
+  });
   workers_.push_back(std::move(w));
 }
 
-void Rebuilder::Run(std::unique_ptr<Iterator> it,
-                    std::unique_ptr<Builder> builder) {
-  Status st = scan_(it.get(), builder.get());
-  it.reset();
+void Rebuilder::Run(const JobFn& job) {
+  std::unique_ptr<Builder> builder;
+  Status st = job(&builder);
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_ = st;

@@ -68,6 +68,14 @@ class Rebuilder {
   // Writer lock held, running() false.
   void Start(std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it,
              std::unique_ptr<Builder> builder);
+  // Produces the builder some other way than a scan (e.g. a checkpoint
+  // loaded from disk); on the rebuild thread, should return early once
+  // cancelled() is true.
+  using JobFn =
+      std::function<ROCKSDB_NAMESPACE::Status(std::unique_ptr<Builder>*)>;
+  // As Start, with the job instead of the scan; the result is handed off the
+  // same way.
+  void StartJob(JobFn job);
   // Writer lock held: a rebuild was started and its result not taken yet.
   bool running() const { return running_.load(std::memory_order_acquire); }
   // Any thread: the scan ended and its result waits to be taken.
@@ -91,8 +99,8 @@ class Rebuilder {
   void Resume() { cancel_.store(false, std::memory_order_relaxed); }
 
  private:
-  void Run(std::unique_ptr<ROCKSDB_NAMESPACE::Iterator> it,
-           std::unique_ptr<Builder> builder);
+  void Run(const JobFn& job);
+  void Launch(JobFn job);
   void JoinExitedLocked();
 
   const ScanFn scan_;

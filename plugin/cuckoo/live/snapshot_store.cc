@@ -17,71 +17,9 @@ using ROCKSDB_NAMESPACE::Status;
 
 namespace {
 constexpr char kSnapshotPrefix[] = "CUCKOO_LIVE_FILTER-";
+constexpr char kOpensFile[] = "CUCKOO_LIVE_OPENS";
 
-template <typename T>
-void PutLE(std::string* out, T v) {
-  char buf[sizeof(T)];
-  cuckoo::internal::StoreLE<T>(buf, v);
-  out->append(buf, sizeof(T));
-}
-
-template <typename T>
-bool GetLE(std::string_view* in, T* v) {
-  if (in->size() < sizeof(T)) return false;
-  *v = cuckoo::internal::LoadLE<T>(in->data());
-  in->remove_prefix(sizeof(T));
-  return true;
-}
-
-void PutBytes(std::string* out, const std::string& s) {
-  PutLE<uint32_t>(out, static_cast<uint32_t>(s.size()));
-  out->append(s);
-}
-
-bool GetBytes(std::string_view* in, std::string* s) {
-  uint32_t n = 0;
-  if (!GetLE(in, &n) || in->size() < n) return false;
-  s->assign(in->data(), n);
-  in->remove_prefix(n);
-  return true;
-}
 }  // namespace
-
-std::string SnapshotIdentity::Encode() const {
-  std::string out;
-  PutLE<uint64_t>(&out, sequence);
-  PutLE<uint32_t>(&out, cf_id);
-  PutBytes(&out, db_id);
-  PutBytes(&out, cf_name);
-  PutBytes(&out, db_state);
-  return out;
-}
-
-bool SnapshotIdentity::Matches(std::string_view stored,
-                               std::string* why) const {
-  SnapshotIdentity s;
-  std::string_view in = stored;
-  if (!GetLE(&in, &s.sequence) || !GetLE(&in, &s.cf_id) ||
-      !GetBytes(&in, &s.db_id) || !GetBytes(&in, &s.cf_name) ||
-      !GetBytes(&in, &s.db_state) || !in.empty()) {
-    *why = "malformed snapshot identity";
-    return false;
-  }
-  if (s.db_id != db_id) {
-    *why = "snapshot of another DB";
-  } else if (s.cf_id != cf_id || s.cf_name != cf_name) {
-    *why = "snapshot of another column family";
-  } else if (s.sequence != sequence) {
-    *why = "stale snapshot: covers sequence " + std::to_string(s.sequence) +
-           ", DB is at " + std::to_string(sequence);
-  } else if (s.db_state != db_state) {
-    *why = "stale snapshot: the DB's files changed since it was written (" +
-           s.db_state + " -> " + db_state + ")";
-  } else {
-    return true;
-  }
-  return false;
-}
 
 std::string DbStateDigest(Env* env, const std::string& dbname,
                           const std::string& wal_dir) {
@@ -119,6 +57,75 @@ std::string DbStateDigest(Env* env, const std::string& dbname,
   snprintf(hex, sizeof(hex), "%016llx",
            static_cast<unsigned long long>(cuckoo::HashKey(acc).value));
   return current + "/" + hex;
+}
+
+Status SnapshotStore::Prepare() const {
+  bool is_dir = false;
+  if (env_->FileExists(dir_).ok()) {
+    Status s = env_->IsDirectory(dir_, &is_dir);
+    if (s.ok() && !is_dir) {
+      return Status::InvalidArgument("FilteredDB: snapshot_dir '" + dir_ +
+                                     "' is not a directory");
+    }
+    if (!s.ok()) return s;
+    return Status::OK();
+  }
+  return env_->CreateDirIfMissing(dir_);
+}
+
+std::vector<uint32_t> SnapshotStore::List() const {
+  std::vector<uint32_t> ids;
+  std::vector<std::string> children;
+  if (!enabled() || !env_->GetChildren(dir_, &children).ok()) return ids;
+  const size_t n = sizeof(kSnapshotPrefix) - 1;
+  for (const std::string& name : children) {
+    if (name.size() <= n || name.compare(0, n, kSnapshotPrefix) != 0 ||
+        name.size() - n > 10 ||
+        name.find_first_not_of("0123456789", n) != std::string::npos) {
+      continue;
+    }
+    const unsigned long long id = std::stoull(name.substr(n));
+    if (id <= 0xffffffffULL) ids.push_back(static_cast<uint32_t>(id));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::vector<std::string> SnapshotStore::ReadOpens() const {
+  std::vector<std::string> out;
+  std::string data;
+  if (!enabled() ||
+      !ROCKSDB_NAMESPACE::ReadFileToString(env_, dir_ + "/" + kOpensFile, &data)
+           .ok()) {
+    return out;
+  }
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const size_t eol = data.find('\n', pos);
+    if (eol == std::string::npos) break;  // an unterminated last line
+    out.push_back(data.substr(pos, eol - pos));
+    pos = eol + 1;
+  }
+  return out;
+}
+
+Status SnapshotStore::WriteOpens(
+    const std::vector<std::string>& manifests) const {
+  std::string data;
+  for (const std::string& m : manifests) data += m + "\n";
+  const std::string path = dir_ + "/" + kOpensFile;
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<ROCKSDB_NAMESPACE::WritableFile> file;
+  Status s = env_->NewWritableFile(tmp, &file, ROCKSDB_NAMESPACE::EnvOptions());
+  if (!s.ok()) return s;
+  s = file->Append(data);
+  if (s.ok()) s = file->Sync();
+  Status closed = file->Close();
+  if (s.ok()) s = closed;
+  closed.PermitUncheckedError();
+  if (s.ok()) s = env_->RenameFile(tmp, path);
+  if (!s.ok()) env_->DeleteFile(tmp).PermitUncheckedError();
+  return s;
 }
 
 std::string SnapshotStore::Path(uint32_t cf_id) const {

@@ -1,10 +1,12 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// Filter snapshot files of FilteredDB (internal): where they live, how they
-// are written (temporary file, fsync, rename) and removed (then the
-// directory is synced), and the digest of the DB's on-disk state a snapshot
-// is bound to.
+// Filter snapshot (checkpoint) files of FilteredDB (internal): where they
+// live, how they are written (temporary file, fsync, rename) and removed
+// (then the directory is synced), the list of FilteredDB opens since the
+// newest checkpoint, and the digest of the DB's on-disk state a checkpoint
+// written at Close is bound to (what the rest is bound to:
+// checkpoint_file.h).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_SNAPSHOT_STORE_H_
 
@@ -32,29 +34,6 @@ std::string DbStateDigest(ROCKSDB_NAMESPACE::Env* env,
                           const std::string& dbname,
                           const std::string& wal_dir);
 
-// What a snapshot is bound to, stored as the opaque identity bytes of the
-// core's snapshot format (cuckoo::LiveKeyFilter::Checkpoint::Encode); a
-// snapshot is used only if all fields match the database being opened.
-struct SnapshotIdentity {
-  uint64_t sequence = 0;  // last sequence number the filter covers
-  std::string db_id;      // DB::GetDbIdentity
-  uint32_t cf_id = 0;
-  std::string cf_name;
-  // Digest of the on-disk state the snapshot was taken against (MANIFEST and
-  // WAL files, DbStateDigest). Sequence-number equality alone does not prove
-  // that a snapshot covers a DB: an ingestion, a lost unsynced write or a
-  // copied directory can reach the same sequence with other keys. Empty in
-  // the expected identity never matches a non-empty stored value.
-  std::string db_state;
-
-  // The identity bytes (little-endian: sequence, cf id, then db id, column
-  // family name and state digest, each as a 32-bit length and the bytes).
-  std::string Encode() const;
-  // True if `stored` (identity bytes from a snapshot) equals this identity;
-  // otherwise false with the reason in *why.
-  bool Matches(std::string_view stored, std::string* why) const;
-};
-
 // The snapshot files of one FilteredDB: <dir>/CUCKOO_LIVE_FILTER-<cf id>.
 class SnapshotStore {
  public:
@@ -63,7 +42,12 @@ class SnapshotStore {
       : env_(env), dir_(std::move(dir)), info_log_(std::move(info_log)) {}
 
   bool enabled() const { return !dir_.empty(); }
+  // Creates the directory if it is missing; InvalidArgument if the path
+  // exists and is not a directory.
+  ROCKSDB_NAMESPACE::Status Prepare() const;
   std::string Path(uint32_t cf_id) const;
+  // The column family ids of the snapshot files present.
+  std::vector<uint32_t> List() const;
   // NotFound / PathNotFound when there is no snapshot.
   ROCKSDB_NAMESPACE::Status Read(uint32_t cf_id, std::string* data) const;
   // Receives the pieces of a snapshot; false stops the write.
@@ -77,6 +61,14 @@ class SnapshotStore {
   // Removes the snapshots of these column families and syncs the directory,
   // so that no later open can use them (failures are logged).
   void Remove(const std::vector<uint32_t>& cf_ids) const;
+
+  // <dir>/CUCKOO_LIVE_OPENS: the MANIFESTs of the FilteredDB opens since the
+  // newest checkpoint, in order, the checkpoint's own first
+  // (docs/recovery_design.md 3.1). Empty if missing or unreadable.
+  std::vector<std::string> ReadOpens() const;
+  // Replaces the list (temporary file, fsync, rename).
+  ROCKSDB_NAMESPACE::Status WriteOpens(
+      const std::vector<std::string>& manifests) const;
 
  private:
   ROCKSDB_NAMESPACE::Env* const env_;

@@ -19,6 +19,13 @@ using TestHookFn = void (*)(const char* point);
 void SetTestHook(TestHookFn hook);
 void TestHook(const char* point);
 
+// Failure injection: when set, TestFail(point) returns what it returns, and
+// the code at that point fails as if an I/O error happened.
+//   "BackgroundRebuild:Scan"   the background scan (Open's build, rescans)
+using TestFailFn = bool (*)(const char* point);
+void SetTestFailHook(TestFailFn hook);
+bool TestFail(const char* point);
+
 }  // namespace live
 }  // namespace rocksdb_cuckoo
 
