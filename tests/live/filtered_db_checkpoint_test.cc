@@ -1,7 +1,7 @@
 // Copyright (c) 2026 the rocksdb-cuckoo authors
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
-// FilteredDB checkpoints (issue 31; docs/recovery_design.md): the
+// FilteredDB checkpoints (docs/recovery_design.md): the
 // background load at Open, what a checkpoint is bound to (and every reason
 // one is refused), PersistFilterSnapshots and Close while Open's build
 // runs, the open build's retries, the automatic checkpoints, and kills at
@@ -235,7 +235,7 @@ TEST(FilteredDBCheckpoint, CloseDuringTheLoadLeavesACheckpoint) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// Issue 31, item 4: a snapshot_dir that is not a directory is reported by
+// A snapshot_dir that is not a directory is reported by
 // Open, not after a build (it failed first: Open returned OK).
 TEST(FilteredDBCheckpoint, SnapshotDirThatIsAFileFailsOpen) {
   TempDir dir;
@@ -253,7 +253,7 @@ TEST(FilteredDBCheckpoint, SnapshotDirThatIsAFileFailsOpen) {
   EXPECT_TRUE(std::filesystem::is_directory(dir.Sub("new")));
 }
 
-// Issue 31, item 4: PersistFilterSnapshots during Open's background build
+// PersistFilterSnapshots during Open's background build
 // waits for it and writes the snapshot (it failed first: OK at once, no
 // file).
 TEST(FilteredDBCheckpoint, PersistDuringTheOpenBuildWaitsForIt) {
@@ -299,7 +299,7 @@ TEST(FilteredDBCheckpoint, PersistDuringTheOpenBuildWaitsForIt) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
-// Issue 31, item 5: a background open build that fails for another reason
+// A background open build that fails for another reason
 // than an overflow (here an injected read error of the scan) is not started
 // again at once with a doubled table; a later write retries it after a
 // back-off, with the same table (it failed first: a second scan started at

@@ -185,11 +185,17 @@ Status GatherPreOpenFacts(Env* env, const std::string& dbname,
     CheckpointIdentity id;
     std::string why;
     if (!CheckpointIdentity::Decode(found.identity, &id, &why)) continue;
-    // The binding to check: the one of the open that wrote CURRENT's
-    // MANIFEST, if it continued this checkpoint's chain; else its own.
+    // The chain is this checkpoint's only if its first line is the
+    // checkpoint's own (the list may be of another checkpoint, e.g. a file
+    // put there from elsewhere). The binding to check: the one of the open
+    // that wrote CURRENT's MANIFEST; else the checkpoint's own.
     WalBinding wal = id.wal;
-    if (!facts->opens.empty() && facts->opens.front().manifest == id.manifest) {
+    found.chain = {id.manifest};
+    if (!facts->opens.empty() &&
+        facts->opens.front() == ChainEntry{id.manifest, id.wal}) {
+      found.chain.clear();
       for (const ChainEntry& e : facts->opens) {
+        found.chain.push_back(e.manifest);
         if (e.manifest == facts->manifest) wal = e.wal;
       }
     }

@@ -78,6 +78,10 @@ std::string CurrentManifest(ROCKSDB_NAMESPACE::Env* env,
 struct ChainEntry {
   std::string manifest;
   WalBinding wal;
+  bool operator==(const ChainEntry& o) const {
+    return manifest == o.manifest && wal.number == o.wal.number &&
+           wal.offset == o.wal.offset && wal.tail_hash == o.wal.tail_hash;
+  }
 };
 std::vector<ChainEntry> ParseChain(const std::vector<std::string>& lines);
 std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain);
@@ -91,6 +95,10 @@ struct PreOpenFacts {
   std::string db_state;
   struct Found {
     std::string identity;  // PeekCheckpointIdentity ("" if unreadable)
+    // The MANIFESTs of the opens continuing this checkpoint: the list's if
+    // its first line is this checkpoint's own (MANIFEST and WAL binding),
+    // else the checkpoint's MANIFEST alone.
+    std::vector<std::string> chain;
     // VerifyWalBinding's reason, "" if it held: of the chain entry CURRENT
     // names, else of the checkpoint itself.
     std::string wal_error;

@@ -213,7 +213,7 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
   db.sequence = open_sequence_;
   db.db_state = pre_open_.db_state;
   db.manifest = pre_open_.manifest;
-  for (const ChainEntry& e : pre_open_.opens) db.opens.push_back(e.manifest);
+  db.opens = found->second.chain;
   db.wal_error = found->second.wal_error;
   const Judgement j = JudgeCheckpoint(id, db);
   if (j.verdict == Verdict::kReject) return refuse(j.why, true);
@@ -241,9 +241,7 @@ void FilteredDBImpl::AppendOpen(const ChainEntry& checkpoint) {
   // PersistFilterSnapshots waits for the loads.
   if (open_manifest_.empty() || open_appended_.exchange(true)) return;
   std::vector<ChainEntry> chain = pre_open_.opens;
-  if (chain.empty() || chain.front().manifest != checkpoint.manifest) {
-    chain = {checkpoint};
-  }
+  if (chain.empty() || !(chain.front() == checkpoint)) chain = {checkpoint};
   // This open's own WAL prefix (DB::Open may have released the WAL files
   // the previous entry was bound to): its marker, synced.
   ChainEntry self{open_manifest_, WalBinding()};
