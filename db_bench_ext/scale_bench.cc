@@ -20,7 +20,9 @@
 //   open    clean: DB::Open of a plain clone and FilteredDB::Open (with
 //           snapshot_dir, so the snapshot written at the last Close is used)
 //           of a filtered clone, alternated --reps times; times until Open
-//           returns and their ratio (median of the per-repetition ratios).
+//           returns and their ratio (median of the per-repetition ratios),
+//           and until the filter is active (Open loads the snapshot in the
+//           background: "clean open -> filter active").
 //   rebuild FilteredDB::RebuildFilter on the open filtered clone: the time
 //           of a full rebuild scan and keys scanned per second.
 //   kill    three clones, one child process each (this binary with
@@ -31,6 +33,10 @@
 //                         covers the crash
 //             checkpoint  FilteredDB::Open, PersistFilterSnapshots(), then
 //                         the same W Puts: a checkpoint W writes old
+//             ckpt_last   FilteredDB::Open, the same W Puts, then
+//                         PersistFilterSnapshots(): a checkpoint with no
+//                         write after it (what the automatic checkpoints
+//                         give when the writes stop)
 //           W = --after_checkpoint_fraction x N. The killed states are
 //           equivalent: the same keys and values, one Put each, WAL on (every
 //           Put reaches the OS before the child reports), a memtable
@@ -54,6 +60,11 @@
 //           checkpoint vs the others. (A checkpoint that blocks writers
 //           blocks the one write in flight: then "during" is one write per
 //           checkpoint, and its p99 is its worst.)
+//   autostall  the same writer with the automatic checkpoints
+//           (FilteredDBOptions::checkpoints) taking one every
+//           --autostall_writes writes, for --autostall_s seconds: p99 and
+//           worst of the writes during one (windows from on_checkpoint) and
+//           outside.
 //   memory  bits per live key (stats.bits_per_key: table bits / keys) and
 //           memory_bytes right after Open (the table the base's open built
 //           from the DB, sized by its key estimate); then new keys are
@@ -93,6 +104,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -124,13 +136,14 @@ DEFINE_string(sizes, "1M,4M,16M", "DB sizes in keys (K/M suffixes)");
 DEFINE_bool(smoke, false,
             "tiny sizes and windows (CI): --sizes=80K,160K, --reps=1, "
             "--neg_gets=20000, --checkpoints=2, --stall_window_ms=200, "
+            "--autostall_s=1, --autostall_writes=20000, "
             "--probe_queries=65536, --probe_reps=3");
 DEFINE_uint64(reps, 3, "repetitions of each open measurement (medians)");
 DEFINE_string(db_dir, "",
               "keep the built base DBs here and reuse them in later runs "
               "(default: a temporary directory, removed at the end)");
 DEFINE_string(tmpdir, "", "parent of the temporary directory ($TMPDIR, /tmp)");
-DEFINE_string(phases, "open,rebuild,kill,stall,memory,neg,probe",
+DEFINE_string(phases, "open,rebuild,kill,stall,autostall,memory,neg,probe",
               "phases to run (see the file comment)");
 DEFINE_uint64(value_size, 64, "value bytes");
 DEFINE_uint64(write_buffer_mb, 64,
@@ -142,6 +155,9 @@ DEFINE_int32(sst_bloom_bits, 10,
 DEFINE_double(after_checkpoint_fraction, 0.01,
               "kill phase: writes before the kill, as a fraction of N");
 DEFINE_uint64(checkpoints, 3, "stall phase: PersistFilterSnapshots calls");
+DEFINE_uint64(autostall_writes, 200000,
+              "autostall phase: writes between automatic checkpoints");
+DEFINE_double(autostall_s, 6, "autostall phase: seconds of writing");
 DEFINE_uint64(stall_window_ms, 1000,
               "stall phase: writing before each checkpoint and after the last");
 DEFINE_double(growth_max_fraction, 0.6,
@@ -154,7 +170,8 @@ DEFINE_int32(probe_reps, 5, "probe phase: repetitions (medians)");
 DEFINE_uint64(seed, 42, "key seed");
 DEFINE_string(csv, "", "write the results (one row per size) to this file");
 // Internal: the child processes of the kill phase.
-DEFINE_string(child_mode, "", "internal: plain, filtered or checkpoint");
+DEFINE_string(child_mode, "",
+              "internal: plain, filtered, checkpoint or ckpt_last");
 DEFINE_string(child_db, "", "internal: DB directory of the child");
 DEFINE_uint64(child_keys, 0, "internal: N of the DB (level sizing)");
 DEFINE_uint64(child_begin, 0, "internal: first key index the child writes");
@@ -342,18 +359,23 @@ const std::vector<std::string> kColumns = {
     "levels_mb", "sst_mb",
     // open, clean
     "open_clean_plain_s", "open_clean_filtered_s", "open_clean_ratio",
-    "open_clean_snapshot",
+    "open_clean_active_s", "open_clean_active_ratio", "open_clean_snapshot",
     // rebuild
     "rebuild_scan_s", "rebuild_keys_per_s",
     // kill
     "kill_writes", "kill_wal_mb", "open_kill_plain_s", "open_kill_filtered_s",
     "open_kill_ratio", "kill_active_s", "kill_active_ratio",
     "open_ckpt_filtered_s", "open_ckpt_ratio", "ckpt_active_s",
-    "ckpt_active_vs_rebuild", "ckpt_snapshot",
+    "ckpt_active_vs_rebuild", "ckpt_snapshot", "ckpt_last_open_s",
+    "ckpt_last_active_s", "ckpt_last_active_vs_rebuild", "ckpt_last_snapshot",
     // stall
     "persist_s", "write_worst_during_ms", "write_p99_during_ms",
     "write_worst_outside_ms", "write_p99_outside_ms", "stall_worst_ratio",
-    "stall_writes",
+    "stall_p99_ratio", "stall_writes",
+    // autostall
+    "auto_checkpoints", "auto_ckpt_s", "auto_p99_during_ms",
+    "auto_p99_outside_ms", "auto_p99_ratio", "auto_worst_during_ms",
+    "auto_worst_outside_ms",
     // memory
     "bits_per_key_open", "memory_mb_open", "bits_per_key_grown",
     "memory_mb_grown", "growth_writes", "growth_keys_scanned",
@@ -522,7 +544,8 @@ int RunChild() {
     plain = OpenPlain(FLAGS_child_keys, FLAGS_child_db);
     db = plain.get();
   } else if (FLAGS_child_mode == "filtered" ||
-             FLAGS_child_mode == "checkpoint") {
+             FLAGS_child_mode == "checkpoint" ||
+             FLAGS_child_mode == "ckpt_last") {
     filtered = OpenFiltered(FLAGS_child_keys, FLAGS_child_db);
     db = filtered.get();
     if (FLAGS_child_mode == "checkpoint")
@@ -533,6 +556,9 @@ int RunChild() {
   for (uint64_t i = FLAGS_child_begin;
        i < FLAGS_child_begin + FLAGS_child_count; ++i) {
     Check(db->Put(WriteOptions(), MakeKey(i), ValueOf(i)), "child put");
+  }
+  if (FLAGS_child_mode == "ckpt_last") {
+    Check(filtered->PersistFilterSnapshots(), "child checkpoint");
   }
   printf("ready\n");
   fflush(stdout);
@@ -711,10 +737,10 @@ void OpenPhase(SizeRun* run) {
   const uint64_t n = run->n;
   const std::string plain_dir = run->Clone("clean_plain");
   const std::string filtered_dir = run->Clone("clean_filtered");
-  std::vector<double> plain_s, filtered_s, ratio;
+  std::vector<double> plain_s, filtered_s, ratio, active_s, active_ratio;
   std::string snapshot;
   for (uint64_t rep = 0; rep < FLAGS_reps; ++rep) {
-    double p = 0, f = 0;
+    double p = 0, f = 0, a = 0;
     for (int k = 0; k < 2; ++k) {
       if ((k + rep) % 2 == 0) {
         const auto start = Clock::now();
@@ -725,6 +751,7 @@ void OpenPhase(SizeRun* run) {
         const auto start = Clock::now();
         std::unique_ptr<FilteredDB> db = OpenFiltered(n, filtered_dir);
         f = Seconds(start, Clock::now());
+        a = WaitUntilActive(db.get(), start);
         FilteredDBStats stats;
         Check(db->GetFilterStats(nullptr, &stats), "stats");
         snapshot = stats.snapshot_status;
@@ -734,12 +761,16 @@ void OpenPhase(SizeRun* run) {
     plain_s.push_back(p);
     filtered_s.push_back(f);
     ratio.push_back(f / p);
+    active_s.push_back(a);
+    active_ratio.push_back(a / p);
     fprintf(stderr,
             "[%s] clean open rep %" PRIu64
             ": plain %.3f s, "
-            "filtered %.3f s (snapshot %s)\n",
-            SizeLabel(n).c_str(), rep, p, f, snapshot.c_str());
+            "filtered %.3f s, active %.3f s (snapshot %s)\n",
+            SizeLabel(n).c_str(), rep, p, f, a, snapshot.c_str());
   }
+  run->row.Set("open_clean_active_s", Median(active_s), "%.3f");
+  run->row.Set("open_clean_active_ratio", Median(active_ratio), "%.2f");
   run->row.Set("open_clean_plain_s", Median(plain_s), "%.3f");
   run->row.Set("open_clean_filtered_s", Median(filtered_s), "%.3f");
   run->row.Set("open_clean_ratio", Median(ratio), "%.2f");
@@ -775,9 +806,10 @@ void KillPhase(SizeRun* run) {
   const uint64_t n = run->n;
   const uint64_t w = std::max<uint64_t>(
       1, static_cast<uint64_t>(double(n) * FLAGS_after_checkpoint_fraction));
-  const std::vector<std::string> modes = {"plain", "filtered", "checkpoint"};
+  const std::vector<std::string> modes = {"plain", "filtered", "checkpoint",
+                                          "ckpt_last"};
   std::map<std::string, std::vector<double>> open_s, active_s, ratio;
-  std::string ckpt_snapshot;
+  std::string ckpt_snapshot, last_snapshot;
   double wal_mb = 0;
   for (uint64_t rep = 0; rep < FLAGS_reps; ++rep) {
     std::map<std::string, std::string> dirs;
@@ -816,12 +848,13 @@ void KillPhase(SizeRun* run) {
       FilteredDBStats stats;
       Check(db->GetFilterStats(nullptr, &stats), "stats");
       if (m == "checkpoint") ckpt_snapshot = stats.snapshot_status;
+      if (m == "ckpt_last") last_snapshot = stats.snapshot_status;
       // 0 false negatives: the killed child's writes and the base keys.
       run->errors += MissingKeys(db.get(), n, n + w, 10000) +
                      MissingKeys(db.get(), 0, n, 10000);
       Check(db->Close(), "close");
     }
-    for (const auto& m : {"filtered", "checkpoint"}) {
+    for (const auto& m : {"filtered", "checkpoint", "ckpt_last"}) {
       ratio[m].push_back(open_s[m].back() / t["plain"]);
       ratio[std::string(m) + "_active"].push_back(active_s[m].back() /
                                                   t["plain"]);
@@ -831,11 +864,13 @@ void KillPhase(SizeRun* run) {
             "[%s] kill rep %" PRIu64
             " (%s): plain %.3f s, filtered "
             "%.3f s (active %.3f s), checkpoint %.3f s (active %.3f s, "
-            "snapshot %s)\n",
+            "snapshot %s), checkpoint last %.3f s (active %.3f s, snapshot "
+            "%s)\n",
             SizeLabel(n).c_str(), rep, shape.c_str(), t["plain"],
             open_s["filtered"].back(), active_s["filtered"].back(),
             open_s["checkpoint"].back(), active_s["checkpoint"].back(),
-            ckpt_snapshot.c_str());
+            ckpt_snapshot.c_str(), open_s["ckpt_last"].back(),
+            active_s["ckpt_last"].back(), last_snapshot.c_str());
   }
   Row& r = run->row;
   r.Set("kill_writes", std::to_string(w));
@@ -853,6 +888,13 @@ void KillPhase(SizeRun* run) {
           Median(active_s["checkpoint"]) / run->rebuild_s, "%.3f");
   }
   r.Set("ckpt_snapshot", Brief(ckpt_snapshot));
+  r.Set("ckpt_last_open_s", Median(open_s["ckpt_last"]), "%.3f");
+  r.Set("ckpt_last_active_s", Median(active_s["ckpt_last"]), "%.3f");
+  if (run->rebuild_s > 0) {
+    r.Set("ckpt_last_active_vs_rebuild",
+          Median(active_s["ckpt_last"]) / run->rebuild_s, "%.3f");
+  }
+  r.Set("ckpt_last_snapshot", Brief(last_snapshot));
 }
 
 // Latency of one write: start and duration (ns since the phase began).
@@ -928,12 +970,90 @@ void StallPhase(SizeRun* run) {
   r.Set("write_p99_outside_ms", PercentileMs(&outside, 0.99), "%.3f");
   if (worst_outside > 0)
     r.Set("stall_worst_ratio", worst_during / worst_outside, "%.1f");
+  const double p99_outside = PercentileMs(&outside, 0.99);
+  if (p99_outside > 0)
+    r.Set("stall_p99_ratio", PercentileMs(&during, 0.99) / p99_outside, "%.2f");
   r.Set("stall_writes", std::to_string(samples.size()));
   fprintf(stderr,
           "[%s] stall: %zu writes (%zu during %zu checkpoints of "
           "median %.3f s): worst %.2f ms during, %.2f ms outside\n",
           SizeLabel(run->n).c_str(), samples.size(), during.size(),
           checkpoints.size(), Median(persist_s), worst_during, worst_outside);
+}
+
+// The stall phase's writer with the automatic checkpoints instead of
+// explicit calls: each checkpoint's window comes from on_checkpoint (its
+// end and duration).
+void AutoStallPhase(SizeRun* run) {
+  const std::string dir = run->Clone("autostall");
+  const auto t0 = Clock::now();
+  auto since = [t0](Clock::time_point t) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t - t0).count());
+  };
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> checkpoints;
+  FilteredDBOptions f = FilterOptions(dir);
+  f.checkpoints.min_writes = FLAGS_autostall_writes;
+  f.checkpoints.writes_fraction = 0;
+  f.checkpoints.check_interval_ms = 50;
+  f.checkpoints.on_checkpoint = [&](uint64_t, uint64_t micros,
+                                    const Status& st) {
+    Check(st, "automatic checkpoint");
+    const uint64_t end = since(Clock::now());
+    std::lock_guard<std::mutex> lock(mu);
+    checkpoints.push_back({end - micros * 1000, end});
+  };
+  std::unique_ptr<FilteredDB> db;
+  Check(FilteredDB::Open(OpenOptions(run->n), DbPath(dir), f, &db),
+        "filtered open " + dir);
+  WaitUntilActive(db.get(), Clock::now());
+  std::vector<WriteSample> samples;
+  samples.reserve(1 << 22);
+  const auto until =
+      Clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(FLAGS_autostall_s * 1000));
+  constexpr uint64_t kLag = 1000;
+  for (uint64_t i = 0; Clock::now() < until; ++i) {
+    for (int op = 0; op < 2; ++op) {
+      if (op == 1 && i < kLag) continue;
+      const uint64_t k = kStallBase + (uint64_t{1} << 36) + i;
+      const auto start = Clock::now();
+      const Status st = op == 0
+                            ? db->Put(WriteOptions(), MakeKey(k), ValueOf(k))
+                            : db->Delete(WriteOptions(), MakeKey(k - kLag));
+      const auto end = Clock::now();
+      Check(st, "autostall write");
+      samples.push_back({since(start), since(end) - since(start)});
+    }
+  }
+  Check(db->Close(), "close");
+  std::vector<uint64_t> during, outside;
+  std::vector<double> ckpt_s;
+  for (const auto& [a, b] : checkpoints) ckpt_s.push_back(double(b - a) / 1e9);
+  for (const auto& s : samples) {
+    bool overlaps = false;
+    for (const auto& [a, b] : checkpoints)
+      overlaps |= s.start_ns <= b && s.start_ns + s.ns >= a;
+    (overlaps ? during : outside).push_back(s.ns);
+  }
+  Row& r = run->row;
+  r.Set("auto_checkpoints", std::to_string(checkpoints.size()));
+  if (!ckpt_s.empty()) r.Set("auto_ckpt_s", Median(ckpt_s), "%.3f");
+  const double p99_during = PercentileMs(&during, 0.99);
+  const double p99_outside = PercentileMs(&outside, 0.99);
+  r.Set("auto_p99_during_ms", p99_during, "%.3f");
+  r.Set("auto_p99_outside_ms", p99_outside, "%.3f");
+  if (p99_outside > 0 && !during.empty())
+    r.Set("auto_p99_ratio", p99_during / p99_outside, "%.2f");
+  r.Set("auto_worst_during_ms", PercentileMs(&during, 1.0), "%.2f");
+  r.Set("auto_worst_outside_ms", PercentileMs(&outside, 1.0), "%.2f");
+  fprintf(stderr,
+          "[%s] autostall: %zu writes (%zu during %zu automatic checkpoints "
+          "of median %.3f s): p99 %.3f ms during, %.3f ms outside\n",
+          SizeLabel(run->n).c_str(), samples.size(), during.size(),
+          checkpoints.size(), ckpt_s.empty() ? 0.0 : Median(ckpt_s), p99_during,
+          p99_outside);
 }
 
 // Bits per key right after Open (the table the base's open built from the
@@ -1091,6 +1211,7 @@ Row RunSize(const std::string& parent, uint64_t n) {
   timed("rebuild", RebuildPhase);
   timed("kill", KillPhase);
   timed("stall", StallPhase);
+  timed("autostall", AutoStallPhase);
   timed("memory", MemoryPhase);
   timed("neg", NegPhase);
   timed("probe", ProbePhase);
@@ -1128,6 +1249,8 @@ int main(int argc, char** argv) {
     set_default("neg_gets", "20000");
     set_default("checkpoints", "2");
     set_default("stall_window_ms", "200");
+    set_default("autostall_s", "1");
+    set_default("autostall_writes", "20000");
     set_default("probe_queries", "65536");
     set_default("probe_reps", "3");
   }
