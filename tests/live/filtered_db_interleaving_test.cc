@@ -246,10 +246,11 @@ TEST(FilteredDBInterleaving, DeleteAfterADeleteDoesNotReuseItsSnapshot) {
   EXPECT_EQ(Stats(db.get()).maybe_checks_live, 2u);
 }
 
-// A write under the exclusive lock (a batch) is not marked, so it retires
-// the current check snapshot: a later delete of the batch's key must see
-// it. Fails if the exclusive lock keeps the snapshot (the key would look
-// absent before its delete and keep a stale fingerprint).
+// A batch after a delete took the check snapshot S: a later delete of the
+// batch's key must not use S (which lacks the batch), or the key would look
+// absent before its delete and keep a stale fingerprint. Batches mark their
+// keys as single-key writes do (under the exclusive lock, which retires S,
+// they would not need to).
 TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
   TempDir dir("interleave");
   auto db = OpenDb(dir);
@@ -262,6 +263,109 @@ TEST(FilteredDBInterleaving, BatchRetiresTheCheckSnapshot) {
   ExpectSettled(db.get(), 0u);
   EXPECT_EQ(Stats(db.get()).erases, 2u);
   EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+}
+
+// Batches take the stripes of their keys: a batch that writes a key waits
+// for a single-key writer of that key paused between its check and its DB
+// write, then plans from the state after it.
+TEST(FilteredDBInterleaving, BatchWaitsForASingleKeyWriterOfItsKey) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "other", "v").ok());
+  auto batch = [&] {
+    ROCKSDB_NAMESPACE::WriteBatch b;
+    ASSERT_TRUE(b.Put("k2", "v").ok());
+    ASSERT_TRUE(b.Delete("k").ok());
+    ASSERT_TRUE(b.Delete("other").ok());
+    EXPECT_TRUE(db->Write(WriteOptions(), &b).ok());
+  };
+  EXPECT_FALSE(RaceWithPausedWriter(
+      [&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v").ok()); }, batch,
+      std::chrono::milliseconds(200)))
+      << "a batch wrote a key while a single-key writer of it was paused";
+  // The batch came second: k was live, so its Delete erased it.
+  ExpectSettled(db.get(), 1u);
+  std::string value;
+  EXPECT_TRUE(db->Get(ReadOptions(), "k2", &value).ok());
+  EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).IsNotFound());
+  EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+}
+
+// A batch paused after its inserts, before its DB write: a single-key
+// Delete of one of its keys waits for it, then its check sees the batch's
+// Put and erases the copy the batch inserted.
+TEST(FilteredDBInterleaving, DeleteWaitsForABatchOfItsKey) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  Pause::Get().Arm("WriteOpsShared:BeforeWrite");
+  std::thread writer([&] {
+    ROCKSDB_NAMESPACE::WriteBatch b;
+    ASSERT_TRUE(b.Put("k", "v").ok());
+    ASSERT_TRUE(b.Put("k3", "v").ok());
+    EXPECT_TRUE(db->Write(WriteOptions(), &b).ok());
+  });
+  Pause::Get().WaitArrived();
+  // The batch's copies are in the filter already (inserted before the
+  // write): a read may say "maybe" and then find nothing; never the reverse.
+  EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+  std::atomic<bool> deleted{false};
+  std::thread deleter([&] {
+    EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok());
+    deleted = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(deleted.load()) << "the delete did not wait for the batch";
+  Pause::Get().Release();
+  writer.join();
+  deleter.join();
+  ExpectSettled(db.get(), 1u);  // k3
+  EXPECT_FALSE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+}
+
+// Delete, then a batch with a Put of the same key before the delete's check
+// ran: the batch reads the key deleted and adds a copy, the check removes
+// the old one. One copy remains; the key is found at every step.
+TEST(FilteredDBInterleaving, BatchPutWhileTheDeleteCheckIsPending) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v1").ok());
+  ASSERT_NO_FATAL_FAILURE(DeleteWithCheckPaused(db.get(), "k"));
+  ROCKSDB_NAMESPACE::WriteBatch b;
+  ASSERT_TRUE(b.Put("k", "v2").ok());
+  ASSERT_TRUE(b.Put("j", "v").ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &b).ok());
+  EXPECT_EQ(Stats(db.get()).num_keys, 3u);  // old copy pending, k, j
+  std::string value;
+  ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
+  Pause::Get().Release();
+  ExpectSettled(db.get(), 2u);
+  ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
+  EXPECT_EQ(value, "v2");
+}
+
+// A Delete in a batch is checked after the write, at a snapshot of the state
+// before it, as a single-key Delete: with the check paused, the key's copy
+// stays; a Put of the key meanwhile adds one; the check then erases the old
+// one.
+TEST(FilteredDBInterleaving, BatchDeleteIsCheckedAfterTheWrite) {
+  TempDir dir("interleave");
+  auto db = OpenDb(dir);
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v1").ok());
+  Pause::Get().Arm("ResolveDeferredChecks:BeforeRead");
+  ROCKSDB_NAMESPACE::WriteBatch b;
+  ASSERT_TRUE(b.Delete("k").ok());
+  ASSERT_TRUE(b.Put("j", "v").ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &b).ok());
+  ASSERT_NO_FATAL_FAILURE(Pause::Get().WaitArrived());
+  EXPECT_EQ(Stats(db.get()).deferred_checks, 0u);
+  EXPECT_TRUE(db->GetLiveKeyFilter(nullptr)->MayContain("k"));
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v2").ok());
+  Pause::Get().Release();
+  ExpectSettled(db.get(), 2u);  // k (the new copy), j
+  EXPECT_EQ(Stats(db.get()).deferred_checks, 1u);
+  std::string value;
+  ASSERT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
+  EXPECT_EQ(value, "v2");
 }
 
 // WaitForDeleteChecks while the worker waits for a fuller batch (it waits up

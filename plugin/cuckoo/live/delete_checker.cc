@@ -44,20 +44,28 @@ void ReleaseDbSnapshot(ROCKSDB_NAMESPACE::DB* db,
 // ------------------------------------------------------------ snapshots
 
 CheckSnapshots::CheckSnapshots(ROCKSDB_NAMESPACE::DB* db)
-    : db_(db), marks_(new uint64_t[kSlots]()) {}
+    : db_(db), marks_(new std::atomic<uint64_t>[kSlots]) {
+  for (size_t i = 0; i < kSlots; ++i) {
+    marks_[i].store(0, std::memory_order_relaxed);
+  }
+}
 
 SharedSnapshot* CheckSnapshots::Acquire(uint64_t key_slot) {
+  // The stripe is held: every earlier write of the key has marked.
+  const uint64_t mark =
+      marks_[key_slot % kSlots].load(std::memory_order_relaxed);
   SharedSnapshot* retired = nullptr;
   SharedSnapshot* s;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    uint64_t& mark = marks_[key_slot % kSlots];
-    if (current_ == nullptr || mark >= current_->generation ||
+    if (current_ == nullptr || current_->sequence < mark ||
         current_->uses >= kMaxUses) {
-      // A new generation: a write marked with an older one completed before
-      // this snapshot is taken (both under mu_), so the snapshot holds it.
+      // A snapshot taken now holds every write that completed before, the
+      // key's last one included.
       if (current_ != nullptr && UnrefLocked(current_)) retired = current_;
-      current_ = new SharedSnapshot{db_->GetSnapshot(), ++generation_, 1, 0};
+      const ROCKSDB_NAMESPACE::Snapshot* snapshot = db_->GetSnapshot();
+      current_ = new SharedSnapshot{snapshot, snapshot->GetSequenceNumber(),
+                                    ++generation_, 1, 0};
     }
     s = current_;
     ++s->refs;
@@ -65,11 +73,6 @@ SharedSnapshot* CheckSnapshots::Acquire(uint64_t key_slot) {
   }
   if (retired != nullptr) Free(retired);
   return s;
-}
-
-void CheckSnapshots::MarkWritten(uint64_t key_slot) {
-  std::lock_guard<std::mutex> lock(mu_);
-  marks_[key_slot % kSlots] = generation_;
 }
 
 void CheckSnapshots::Release(SharedSnapshot* s, size_t refs) {

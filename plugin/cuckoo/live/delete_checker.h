@@ -15,14 +15,18 @@
 //
 // Shared snapshots (CheckSnapshots). A snapshot per delete would cost two DB
 // mutex round trips per delete and one read per check. Consecutive deletes
-// share one snapshot S instead, as long as no write of their key completed
-// after S was taken: every single-key write marks its key's slot with the
-// current generation after its DB write, and a new snapshot starts a new
-// generation, both under one mutex. A delete may use S (generation g) only
-// if its key's slot mark is below g: then every earlier write of the key
-// completed before S was taken, and none since (slots are hashed; a
-// collision only takes a new snapshot). Writes made under FilteredDB's
-// exclusive lock are not marked: the exclusive lock retires S (Reset).
+// share one snapshot S instead, as long as S holds every earlier write of
+// their key: every write FilteredDB makes under key stripes (single-key
+// writes, batches) marks its keys' slots, after its DB write and before it
+// releases the stripes, with the DB's latest sequence number (which is at
+// least the write's own). A delete (holding its key's stripe, so every
+// earlier write of the key has marked) may use S only if S's sequence number
+// is at least its key's mark; otherwise it takes a new snapshot. Marks are
+// plain atomic stores: no lock on the write path. Slots are hashed, and a
+// slot's keys share a stripe (kSlots is a multiple of the stripe count), so
+// a slot's marks never go backwards; a collision only takes a new snapshot.
+// Writes made under FilteredDB's exclusive lock are not marked: the
+// exclusive lock retires S (Reset).
 //
 // Copies of one fingerprint are interchangeable, so a later Put of the same
 // key (which sees the key absent and inserts a new copy) does not disturb a
@@ -37,6 +41,7 @@
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_DELETE_CHECKER_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_DELETE_CHECKER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -58,9 +63,10 @@ struct CfState;
 // A DB snapshot shared by the checks of several deletes (reference counted).
 struct SharedSnapshot {
   const ROCKSDB_NAMESPACE::Snapshot* snapshot;
-  uint64_t generation;
-  size_t refs;  // checks holding it, + 1 while current
-  size_t uses;  // deletes that used it
+  uint64_t sequence;    // the snapshot's sequence number
+  uint64_t generation;  // order of creation (checks of one snapshot group)
+  size_t refs;          // checks holding it, + 1 while current
+  size_t uses;          // deletes that used it
 };
 
 class CheckSnapshots {
@@ -73,9 +79,15 @@ class CheckSnapshots {
   // Writer, key's stripe held, before its delete: a snapshot holding every
   // earlier write of the key and no later one (a reference for the check).
   SharedSnapshot* Acquire(uint64_t key_slot);
-  // Writer, key's stripe held, after its DB write (every single-key write of
-  // a filtered key, whatever the outcome).
-  void MarkWritten(uint64_t key_slot);
+  // Writer, key's stripe held, after its DB write (every write of a
+  // filtered key under its stripe, whatever the outcome). Lock-free.
+  void MarkWritten(uint64_t key_slot) {
+    marks_[key_slot % kSlots].store(db_->GetLatestSequenceNumber(),
+                                    std::memory_order_relaxed);
+  }
+  // Slots (a multiple of the writers' stripe count: a slot's keys share a
+  // stripe).
+  static constexpr size_t kSlots = size_t{1} << 16;
   // Drops `refs` references; the last one releases the DB snapshot.
   void Release(SharedSnapshot* s, size_t refs = 1);
   // No single-key writer runs: the current snapshot is retired (the writes
@@ -89,13 +101,15 @@ class CheckSnapshots {
   // A snapshot serves at most this many deletes, so that it does not pin
   // old versions for long.
   static constexpr size_t kMaxUses = 4096;
-  static constexpr size_t kSlots = size_t{1} << 16;
 
   ROCKSDB_NAMESPACE::DB* const db_;
-  std::mutex mu_;  // guards everything below
+  std::mutex mu_;  // guards the two fields below
   uint64_t generation_ = 0;
   SharedSnapshot* current_ = nullptr;
-  std::unique_ptr<uint64_t[]> marks_;  // generation of each slot's last write
+  // Sequence number marked by each slot's last write (read and written
+  // under the slot's stripe; atomic only for the reads of other slots'
+  // neighbours in the same cache line).
+  std::unique_ptr<std::atomic<uint64_t>[]> marks_;
 };
 
 class DeleteChecker {

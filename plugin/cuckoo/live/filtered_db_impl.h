@@ -254,6 +254,23 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
                         Forward&& forward);
 
   // Writes (filtered_db_write.cc).
+  // A write of several operations (a batch, DeleteRange; transactions'
+  // commits): under the shared writer lock and the stripes of its keys
+  // (WriteOpsShared), or, for a DeleteRange or when a table is too full to
+  // take the new keys without a rescan, under the exclusive lock
+  // (WriteFiltered). `write` makes the DB write.
+  template <typename WriteFn>
+  Status WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
+                  WriteFn&& write);
+  // Returns false, having written nothing and left the filters as they
+  // were, if an insert needs a rescan.
+  template <typename WriteFn>
+  bool WriteOpsShared(const WriteOptions& wo, std::vector<Op>* ops,
+                      WriteFn& write, Status* status);
+  // After a shared write: starts a rescan (or Open's build again) where
+  // one is wanted.
+  void AfterWriteShared(const std::vector<Op>& ops);
+  class StripeLocks;
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
                        WriteFn&& write);
@@ -281,6 +298,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   }
   // LivenessOracle (writer lock held).
   Status ResolveBefore(KeyPlan* k) override;
+  Status ResolveBeforeAll(const std::vector<KeyPlan*>& keys) override;
+
+  // k->before from the answer of a point read of the key.
+  void SetBefore(KeyPlan* k, const Status& read);
   Status ForEachLiveKey(CfState* cf, const Slice& begin, const Slice& end,
                         const std::function<void(const Slice&)>& fn) override;
   Status InsertAllLocked(CfState* s, const std::vector<uint64_t>& hashes);
@@ -381,6 +402,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   };
 
   static constexpr size_t kStripes = 1024;
+  static_assert(CheckSnapshots::kSlots % kStripes == 0,
+                "the keys of a check-snapshot slot must share a stripe");
   // Deferred delete checks queued at most; a Delete beyond that resolves
   // the queue itself.
   static constexpr size_t kMaxPendingChecks = 4096;

@@ -83,10 +83,160 @@ Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
   Status s = batch->Iterate(&collector);
   if (!s.ok()) return s;
   if (ops.empty()) return db_->Write(wo, batch);
-  return WriteFiltered(wo, &ops, [&] { return db_->Write(wo, batch); });
+  return WriteOps(wo, &ops, [&] { return db_->Write(wo, batch); });
 }
 
 // ------------------------------------------------------------ protocol
+
+template <typename WriteFn>
+Status FilteredDBImpl::WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
+                                WriteFn&& write) {
+  const bool ranges = std::any_of(ops->begin(), ops->end(), [](const Op& op) {
+    return op.type == OpType::kDeleteRange;
+  });
+  if (!ranges) {
+    Status st;
+    if (WriteOpsShared(wo, ops, write, &st)) {
+      AfterWriteShared(*ops);
+      return st;
+    }
+  }
+  return WriteFiltered(wo, ops, write);
+}
+
+// Locks stripes in ascending index order (so that writers of several keys
+// never deadlock with each other or with single-key writers) and unlocks
+// them when destroyed.
+class FilteredDBImpl::StripeLocks {
+ public:
+  StripeLocks(FilteredDBImpl* db, std::vector<uint32_t>* stripes) : db_(db) {
+    std::sort(stripes->begin(), stripes->end());
+    stripes->erase(std::unique(stripes->begin(), stripes->end()),
+                   stripes->end());
+    stripes_.swap(*stripes);
+    for (uint32_t i : stripes_) db_->stripes_[i].mu.lock();
+  }
+  ~StripeLocks() {
+    for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) {
+      db_->stripes_[*it].mu.unlock();
+    }
+  }
+  StripeLocks(const StripeLocks&) = delete;
+  StripeLocks& operator=(const StripeLocks&) = delete;
+
+ private:
+  FilteredDBImpl* db_;
+  std::vector<uint32_t> stripes_;
+};
+
+template <typename WriteFn>
+bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
+                                    std::vector<Op>* ops, WriteFn& write,
+                                    Status* status) {
+  std::shared_lock<WriterLock> shared(write_mu_);
+  // Drops take the exclusive lock: a family not dropped now stays so.
+  ops->erase(
+      std::remove_if(ops->begin(), ops->end(),
+                     [](const Op& op) {
+                       return op.cf->dropped.load(std::memory_order_relaxed);
+                     }),
+      ops->end());
+  if (ops->empty()) {
+    *status = write();
+    return true;
+  }
+  // Every key's stripe, so that the point reads below see every earlier
+  // write of the keys and no later one (as a single-key write).
+  std::vector<uint64_t> slots;
+  std::vector<uint32_t> stripes;
+  slots.reserve(ops->size());
+  stripes.reserve(ops->size());
+  for (const Op& op : *ops) {
+    const uint64_t slot = KeySlot(op.cf, cuckoo::HashKey(View(op.key)).value);
+    slots.push_back(slot);
+    stripes.push_back(static_cast<uint32_t>(slot % kStripes));
+  }
+  StripeLocks locked(this, &stripes);
+  CfState* last = nullptr;
+  for (const Op& op : *ops) {
+    if (op.cf != last && op.cf->rebuilder->ready()) {
+      std::lock_guard<std::mutex> lock(filter_mu_);
+      CommitIfReadyLocked(op.cf);
+    }
+    last = op.cf;
+  }
+  // Deletes are checked after the write (deferred checks) unless the
+  // options ask for reads before it.
+  const bool defer =
+      options_.defer_delete_checks && !options_.assume_unique_writes;
+  WritePlan plan;
+  Status s = PlanWrite(*ops, this, defer, &plan);
+  if (!s.ok()) {
+    *status = s;
+    return true;
+  }
+  // Deletes whose check is deferred: a snapshot of the state before the
+  // write for each (the stripes are held), as for a single-key Delete.
+  std::vector<SharedSnapshot*> deferred(plan.deferred.size());
+  for (size_t i = 0; i < plan.deferred.size(); ++i) {
+    deferred[i] = check_snapshots_->Acquire(
+        KeySlot(plan.deferred[i].cf, plan.deferred[i].hash));
+  }
+  auto release_deferred = [&] {
+    for (SharedSnapshot* snapshot : deferred) {
+      check_snapshots_->Release(snapshot);
+    }
+  };
+  // 1. Keys that become live: into the filters before the DB write. A table
+  // too full to take one without a rescan: the copies added so far are taken
+  // out again (each is there: copies of one hash are interchangeable) and
+  // the write goes to the exclusive path.
+  for (size_t i = 0; i < plan.inserts.size(); ++i) {
+    const auto& [cf, hash] = plan.inserts[i];
+    if (!cf->filter->Insert(cuckoo::KeyHash(hash))) {
+      for (size_t j = 0; j < i; ++j) {
+        plan.inserts[j].first->filter->Erase(
+            cuckoo::KeyHash(plan.inserts[j].second));
+      }
+      release_deferred();
+      return false;
+    }
+  }
+  // 2. The DB write; then every key's slot is marked (check snapshots).
+  TestHook("WriteOpsShared:BeforeWrite");
+  *status = write();
+  for (uint64_t slot : slots) check_snapshots_->MarkWritten(slot);
+  if (wo.disableWAL) unlogged_writes_ = true;
+  // 3. Keys that stopped being live: out after a successful write, now or
+  // once their deferred check found them live before it.
+  if (!status->ok()) {
+    release_deferred();  // nothing deleted: every fingerprint stays
+    return true;
+  }
+  for (const auto& [cf, hash] : plan.erases) {
+    cf->filter->Erase(cuckoo::KeyHash(hash));
+  }
+  for (size_t i = 0; i < plan.deferred.size(); ++i) {
+    const KeyPlan& k = plan.deferred[i];
+    k.cf->counters.Add<&FilteredDBStats::pending_checks>();
+    checker_->Add({k.cf, k.key.ToString(), k.hash, deferred[i]});
+  }
+  return true;
+}
+
+void FilteredDBImpl::AfterWriteShared(const std::vector<Op>& ops) {
+  CfState* last = nullptr;
+  for (const Op& op : ops) {
+    CfState* s = op.cf;
+    if (s == last) continue;
+    last = s;
+    if (!s->rebuilder->running() &&
+        (s->filter->RescanWanted() || s->open_build.load())) {
+      ExclusiveLock lock(this);
+      if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
+    }
+  }
+}
 
 template <typename WriteFn>
 Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
@@ -101,7 +251,7 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
                      }),
       ops->end());
   WritePlan plan;
-  Status s = PlanWrite(*ops, this, &plan);
+  Status s = PlanWrite(*ops, this, /*defer_checks=*/false, &plan);
   if (!s.ok()) return s;
 
   // 1. Keys that become live: into the filter before the DB write.
@@ -299,6 +449,52 @@ void FilteredDBImpl::ResolveDeferredChecks(
   checks->clear();
 }
 
+Status FilteredDBImpl::ResolveBeforeAll(const std::vector<KeyPlan*>& keys) {
+  std::vector<KeyPlan*> read;
+  for (KeyPlan* k : keys) {
+    if (options_.assume_unique_writes && k->first_type != OpType::kMerge) {
+      Status s = ResolveBefore(k);  // the promise; no read
+      if (!s.ok()) return s;
+    } else {
+      read.push_back(k);
+    }
+  }
+  if (read.size() <= 1) {
+    return read.empty() ? Status::OK() : ResolveBefore(read[0]);
+  }
+  // One MultiGet (shared index, filter and data block lookups).
+  const size_t n = read.size();
+  std::vector<ColumnFamilyHandle*> cfs(n);
+  std::vector<Slice> keys_read(n);
+  std::vector<PinnableSlice> values(n);
+  std::vector<Status> statuses(n);
+  for (size_t i = 0; i < n; ++i) {
+    cfs[i] = read[i]->cf->handle;
+    keys_read[i] = read[i]->key;
+  }
+  db_->MultiGet(ReadOptions(), n, cfs.data(), keys_read.data(), values.data(),
+                statuses.data(), /*sorted_input=*/false);
+  for (size_t i = 0; i < n; ++i) SetBefore(read[i], statuses[i]);
+  return Status::OK();
+}
+
+void FilteredDBImpl::SetBefore(KeyPlan* k, const Status& read) {
+  CfCounters& c = k->cf->counters;
+  c.Add<&FilteredDBStats::maybe_checks>();
+  if (read.ok()) {
+    k->before = 1;
+    c.Add<&FilteredDBStats::maybe_checks_live>();
+  } else if (read.IsNotFound()) {
+    k->before = 0;
+  } else {
+    // Unknown. "Not live" is the safe answer: it may add a duplicate copy
+    // (if the key becomes live) or keep a stale one (if it is deleted),
+    // never lose a live key.
+    k->before = 0;
+    c.Add<&FilteredDBStats::check_errors>();
+  }
+}
+
 Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {
   CfState* cf = k->cf;
   CfCounters& c = cf->counters;
@@ -309,20 +505,7 @@ Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {
     return Status::OK();
   }
   PinnableSlice value;
-  const Status s = db_->Get(ReadOptions(), cf->handle, k->key, &value);
-  c.Add<&FilteredDBStats::maybe_checks>();
-  if (s.ok()) {
-    k->before = 1;
-    c.Add<&FilteredDBStats::maybe_checks_live>();
-  } else if (s.IsNotFound()) {
-    k->before = 0;
-  } else {
-    // Unknown. "Not live" is the safe answer: it may add a duplicate copy
-    // (if the key becomes live) or keep a stale one (if it is deleted),
-    // never lose a live key.
-    k->before = 0;
-    c.Add<&FilteredDBStats::check_errors>();
-  }
+  SetBefore(k, db_->Get(ReadOptions(), cf->handle, k->key, &value));
   return Status::OK();
 }
 

@@ -6,6 +6,9 @@
 // writer or the delete checker there and force an interleaving.
 //   "WriteOneShared:BeforeWrite"          single-key writer, stripe held,
 //                                         filter updated, DB write next
+//   "WriteOpsShared:BeforeWrite"          a write of several keys (batch),
+//                                         stripes held, filter inserts made,
+//                                         DB write next
 //   "ResolveDeferredChecks:BeforeRead"    delete checker, before it reads
 //                                         the keys at their snapshots
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_

@@ -163,7 +163,7 @@ bool ResolveFromFilter(KeyPlan* k) {
 }
 
 Status PlanWrite(const std::vector<Op>& ops, LivenessOracle* oracle,
-                 WritePlan* plan) {
+                 bool defer_checks, WritePlan* plan) {
   KeyTable keys(ops.size());
   std::vector<std::pair<CfState*, Range>> ranges;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -194,12 +194,24 @@ Status PlanWrite(const std::vector<Op>& ops, LivenessOracle* oracle,
       if (!s.ok()) return s;
     }
   }
+  // The keys the filter cannot rule out are resolved together, or, when
+  // they are not live after the write and the oracle defers, checked after
+  // it.
+  std::vector<KeyPlan*> unresolved;
+  for (KeyPlan& k : keys.keys()) {
+    if (k.before >= 0 || ResolveFromFilter(&k)) continue;
+    if (defer_checks && !LiveAfter(k, ranges)) {
+      plan->deferred.push_back(k);
+    } else {
+      unresolved.push_back(&k);
+    }
+  }
+  if (!unresolved.empty()) {
+    Status s = oracle->ResolveBeforeAll(unresolved);
+    if (!s.ok()) return s;
+  }
   for (KeyPlan& k : keys.keys()) {
     const bool after = LiveAfter(k, ranges);
-    if (k.before < 0 && !ResolveFromFilter(&k)) {
-      Status s = oracle->ResolveBefore(&k);
-      if (!s.ok()) return s;
-    }
     if (k.before == 0 && after) plan->inserts.emplace_back(k.cf, k.hash);
     if (k.before == 1 && !after) plan->erases.emplace_back(k.cf, k.hash);
   }

@@ -111,6 +111,10 @@ struct KeyPlan {
 struct WritePlan {
   std::vector<std::pair<CfState*, uint64_t>> inserts;  // before the write
   std::vector<std::pair<CfState*, uint64_t>> erases;   // after it
+  // Keys not live after the write whose liveness before it was left to a
+  // check after the write, at a snapshot of the state before it
+  // (PlanWrite's defer_checks): erased then if they were live.
+  std::vector<KeyPlan> deferred;
 };
 
 // What the planner asks the database.
@@ -119,6 +123,16 @@ class LivenessOracle {
   virtual ~LivenessOracle() = default;
   // Sets k->before (0 or 1) for a key the filter may contain.
   virtual ROCKSDB_NAMESPACE::Status ResolveBefore(KeyPlan* k) = 0;
+  // The same for several keys at once (e.g. one MultiGet); by default one
+  // ResolveBefore each.
+  virtual ROCKSDB_NAMESPACE::Status ResolveBeforeAll(
+      const std::vector<KeyPlan*>& keys) {
+    for (KeyPlan* k : keys) {
+      ROCKSDB_NAMESPACE::Status s = ResolveBefore(k);
+      if (!s.ok()) return s;
+    }
+    return ROCKSDB_NAMESPACE::Status::OK();
+  }
   // Calls fn for every live key of [begin, end) of the column family, in
   // order.
   virtual ROCKSDB_NAMESPACE::Status ForEachLiveKey(
@@ -132,9 +146,12 @@ class LivenessOracle {
 bool ResolveFromFilter(KeyPlan* k);
 
 // Plans a write of `ops` (every op's column family filtered and not
-// dropped). Must run under the writer lock.
+// dropped). Must run under the writer lock (or the stripes of every key).
+// With defer_checks, a key the filter may contain that is not live after
+// the write goes to plan->deferred instead of to the oracle.
 ROCKSDB_NAMESPACE::Status PlanWrite(const std::vector<Op>& ops,
-                                    LivenessOracle* oracle, WritePlan* plan);
+                                    LivenessOracle* oracle, bool defer_checks,
+                                    WritePlan* plan);
 
 }  // namespace live
 }  // namespace rocksdb_cuckoo
