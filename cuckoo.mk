@@ -44,6 +44,7 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/live/filtered_db_rebuild.cc \
 	plugin/cuckoo/live/filtered_db_write.cc \
 	plugin/cuckoo/live/rebuilder.cc \
+	plugin/cuckoo/live/recent_keys.cc \
 	plugin/cuckoo/live/snapshot_store.cc \
 	plugin/cuckoo/live/wal_replay.cc \
 	plugin/cuckoo/live/write_plan.cc \

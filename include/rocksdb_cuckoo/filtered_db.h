@@ -93,7 +93,8 @@
 //       split-micros, last-split-micros, split-in-progress
 //     checks: maybe-checks (point reads of writes that resolved a
 //       "maybe"), maybe-checks-live, deferred-checks, check-errors,
-//       pending-delete-checks (pending_checks), assumed-unique
+//       pending-delete-checks (pending_checks), assumed-unique,
+//       recent-key-hits
 //     rebuilds: rebuilds (tables replaced: open build, rescan,
 //       RebuildFilter, ingestion, snapshot load), rescans (rebuilds from a
 //       DB scan the filter asked for), keys-scanned, rebuild-in-progress,
@@ -150,6 +151,14 @@ struct FilteredDBOptions {
   // fingerprint stays until the check erases it (a transient extra positive;
   // WaitForDeleteChecks waits for them).
   bool defer_delete_checks = true;
+  // Keys FilteredDB remembers as live after its own writes (a Put or Merge
+  // it planned), so that a later Delete of one erases its fingerprint with
+  // no read and no deferred check, and an overwrite reads nothing. Exact
+  // (the keys' bytes are kept); the oldest are forgotten first, and writes
+  // that take the exclusive writer lock (DeleteRange, ingestion, drops, a
+  // write that needs a rescan) forget them all. About 48 bytes per key
+  // (plus the key bytes beyond 24), allocated at Open. 0 disables it.
+  uint64_t recent_keys = 65536;
   // Directory for filter snapshots (checkpoints; default "": none, every
   // Open then builds the filters from the DB). Created if missing; Open
   // fails with InvalidArgument if the path is not a directory. Files are
@@ -218,6 +227,8 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t rescans = 0;            // rebuilds from a DB scan the filter
                                    // asked for (RescanWanted, full table)
   uint64_t pending_checks = 0;     // deferred delete checks not resolved yet
+  uint64_t recent_key_hits = 0;    // writes of keys known live from
+                                   // recent_keys: no point read, no check
   // Point reads (Get, GetEntity, GetMergeOperands, KeyMayExist, and each
   // key of a MultiGet) of this family that consulted the filter, and those
   // it answered "absent" (NotFound without the DB). Reads that bypass the

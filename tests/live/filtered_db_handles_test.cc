@@ -37,6 +37,7 @@ struct TwoFamilies {
     FilteredDBOptions fopts = test::SmallFilterOptions();
     fopts.filtered_column_families = {};  // every family opened
     fopts.snapshot_dir = dir.path() + "/snap";
+    fopts.recent_keys = 0;  // deletes leave checks pending (deferred)
     return test::OpenFamilies(dir.path(), {"cf1"}, fopts, &handles, &db);
   }
   // Destroys the handles not destroyed yet (nullptr entries were).

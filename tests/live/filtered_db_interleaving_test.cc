@@ -76,11 +76,15 @@ class Pause {
   bool armed_ = false, arrived_ = false, released_ = false;
 };
 
-std::unique_ptr<FilteredDB> OpenDb(const TempDir& dir) {
+// The deferred-check machinery: without the record of recent writes, which
+// would answer most of these deletes itself (RecentKeys tests below).
+std::unique_ptr<FilteredDB> OpenDb(const TempDir& dir,
+                                   uint64_t recent_keys = 0) {
   std::unique_ptr<FilteredDB> db;
-  EXPECT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
-                               test::SmallFilterOptions(), &db)
-                  .ok());
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.recent_keys = recent_keys;
+  EXPECT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   return db;
 }
 

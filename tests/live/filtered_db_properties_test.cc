@@ -71,6 +71,7 @@ const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.check-errors",
     "rocksdb.cuckoo.pending-delete-checks",
     "rocksdb.cuckoo.assumed-unique",
+    "rocksdb.cuckoo.recent-key-hits",
     "rocksdb.cuckoo.rebuilds",
     "rocksdb.cuckoo.rescans",
     "rocksdb.cuckoo.keys-scanned",

@@ -138,9 +138,10 @@ void AddToBatch(const ModelOp& op, WriteBatch* batch) {
 TEST(FilteredDB, PutGetDeleteAndCounters) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
-                               test::SmallFilterOptions(), &db)
-                  .ok());
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.recent_keys = 0;  // the counters of the checks (see RecentKeys tests)
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
   ASSERT_TRUE(db->HasFilter(nullptr));
   ASSERT_TRUE(db->Put(WriteOptions(), "apple", "red").ok());
   std::string value;
@@ -200,6 +201,7 @@ TEST(FilteredDB, AssumeUniqueWritesSkipsReads) {
   TempDir dir;
   FilteredDBOptions fopts = test::SmallFilterOptions();
   fopts.assume_unique_writes = true;
+  fopts.recent_keys = 0;  // every write's liveness from the promise
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
@@ -284,6 +286,7 @@ struct ModelParam {
   bool assume_unique;
   bool background_rescan;
   bool background_open = false;
+  uint64_t recent_keys = FilteredDBOptions().recent_keys;
 };
 
 void PrintTo(const ModelParam& p, std::ostream* os) { *os << p.name; }
@@ -302,6 +305,7 @@ TEST_P(FilteredDBModelTest, RandomOperationsMatchModel) {
   fopts.assume_unique_writes = param.assume_unique;
   fopts.background_rescan = param.background_rescan;
   fopts.background_open = param.background_open;
+  fopts.recent_keys = param.recent_keys;
   fopts.snapshot_dir = dir.Sub("snapshots");
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(
@@ -456,7 +460,13 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelParam{"AssumeUnique", true, true},
                       // Reopens without a snapshot return before the scan:
                       // the steps after them run while the filter builds.
-                      ModelParam{"ExactBackgroundOpen", false, true, true}),
+                      ModelParam{"ExactBackgroundOpen", false, true, true},
+                      // Every write's liveness from the filter and reads
+                      // (no record of recent writes), and a record too small
+                      // to hold the universe (keys fall out).
+                      ModelParam{"ExactNoRecentKeys", false, true, false, 0},
+                      ModelParam{"ExactFewRecentKeys", false, true, false,
+                                 1024}),
     [](const ::testing::TestParamInfo<ModelParam>& info) {
       return info.param.name;
     });
@@ -756,8 +766,9 @@ TEST(FilteredDB, ChurnKeepsFalsePositiveRateAndSize) {
   EXPECT_EQ(s1.rescans, 0u);
   EXPECT_EQ(s1.rebuilds, s0.rebuilds);
   EXPECT_EQ(s1.erases, uint64_t(5 * kN));
-  // Each delete's "maybe" was resolved by one point read.
-  EXPECT_GE(s1.maybe_checks, uint64_t(5 * kN));
+  // Each delete's "maybe" was resolved by one point read, or by the record
+  // of recent writes (which holds the keys Put since their last check).
+  EXPECT_GE(s1.maybe_checks + s1.recent_key_hits, uint64_t(5 * kN));
   // Spot-check the window.
   for (int i = 5 * kN; i < 6 * kN; i += 97) {
     std::string v;

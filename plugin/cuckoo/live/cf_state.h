@@ -31,7 +31,8 @@ using CfCounters = cuckoo::internal::RelaxedCounters<
     &FilteredDBStats::check_errors, &FilteredDBStats::assumed_unique,
     &FilteredDBStats::range_deleted, &FilteredDBStats::keys_scanned,
     &FilteredDBStats::rescans, &FilteredDBStats::pending_checks,
-    &FilteredDBStats::checkpoints>;  // pending: queued or being resolved
+    &FilteredDBStats::checkpoints,
+    &FilteredDBStats::recent_key_hits>;  // pending: queued or being resolved
 
 // One filtered column family.
 struct CfState {

@@ -40,6 +40,7 @@ Status FilteredDBImpl::IngestExternalFiles(
   // the state after it) would match the DB and miss the ingested keys.
   std::lock_guard<std::mutex> persisting(persist_mu_);
   ExclusiveLock lock(this);
+  recent_keys_.Clear();  // ingested files may delete keys
   // An ingestion need not consume a sequence number: a snapshot written
   // before it must not be loaded after it.
   RemoveSnapshots(touched);
@@ -78,6 +79,7 @@ Status FilteredDBImpl::DropColumnFamilies(
     if (s != nullptr) touched.push_back(s);
   }
   ExclusiveLock lock(this);
+  recent_keys_.Clear();
   Status st = db_->DropColumnFamilies(cfs);
   // RocksDB drops the families in order and stops at the first it cannot
   // drop; a failure may also come after a drop (the OPTIONS file). So on

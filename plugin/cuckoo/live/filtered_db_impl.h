@@ -71,6 +71,7 @@
 #include "cf_state.h"
 #include "checkpoint_file.h"
 #include "delete_checker.h"
+#include "recent_keys.h"
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 #include "snapshot_store.h"
@@ -299,6 +300,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // LivenessOracle (writer lock held).
   Status ResolveBefore(KeyPlan* k) override;
   Status ResolveBeforeAll(const std::vector<KeyPlan*>& keys) override;
+  bool ResolveKnown(KeyPlan* k) override;
+  // recent_keys_ after a write of the key under its stripe: live after it
+  // (a successful write that leaves it live) or not known to be.
+  void UpdateRecentKey(const KeyPlan& k, bool ok);
 
   // k->before from the answer of a point read of the key.
   void SetBefore(KeyPlan* k, const Status& read);
@@ -428,6 +433,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   std::mutex persist_mu_;
   std::unique_ptr<StripeMutex[]> stripes_;
   std::unique_ptr<CheckSnapshots> check_snapshots_;
+  // Keys known live after FilteredDB's own writes (recent_keys.h); its
+  // partitions are the stripes.
+  RecentKeys recent_keys_;
   std::unique_ptr<DeleteChecker> checker_;
   std::mutex retired_mu_;
   // Handles the caller destroyed that CfState::handle still points to.

@@ -28,6 +28,7 @@ FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
       pre_open_(std::move(pre_open)),
       stripes_(new StripeMutex[kStripes]),
       check_snapshots_(std::make_unique<CheckSnapshots>(db)),
+      recent_keys_(kStripes, (options.recent_keys + kStripes - 1) / kStripes),
       checker_(std::make_unique<DeleteChecker>(
           [this](std::vector<DeleteChecker::Check>* checks) {
             ResolveDeferredChecks(checks);

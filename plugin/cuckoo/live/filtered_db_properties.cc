@@ -200,6 +200,8 @@ const Figure kFigures[] = {
      [](const S& s) { return Integer(s.pending_checks); }},
     {"assumed-unique", Line::kChecks, "%s skipped (assume_unique_writes)",
      [](const S& s) { return Integer(s.assumed_unique); }},
+    {"recent-key-hits", Line::kChecks, "%s known live (recent_keys)",
+     [](const S& s) { return Integer(s.recent_key_hits); }},
     // Rebuilds.
     {"rebuilds", Line::kRebuilds, "%s tables replaced",
      [](const S& s) { return Integer(s.rebuilds); }},

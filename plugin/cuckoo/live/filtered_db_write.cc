@@ -209,6 +209,7 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   if (wo.disableWAL) unlogged_writes_ = true;
   // 3. Keys that stopped being live: out after a successful write, now or
   // once their deferred check found them live before it.
+  for (const KeyPlan& k : plan.keys) UpdateRecentKey(k, status->ok());
   if (!status->ok()) {
     release_deferred();  // nothing deleted: every fingerprint stays
     return true;
@@ -243,6 +244,7 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
                                      std::vector<Op>* ops, WriteFn&& write) {
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
+  recent_keys_.Clear();  // not kept up to date under the exclusive lock
   // A column family may have been dropped before we got the lock.
   ops->erase(
       std::remove_if(ops->begin(), ops->end(),
@@ -324,15 +326,16 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     return true;
   }
   KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
+  k.after = MakesLive(type);
+  const bool after = k.after;
   std::lock_guard<std::mutex> stripe(Stripe(s, k.hash));
   if (s->rebuilder->ready()) {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
   }
-  const bool after = MakesLive(type);
   const uint64_t slot = KeySlot(s, k.hash);
   SharedSnapshot* deferred = nullptr;
-  if (!ResolveFromFilter(&k)) {
+  if (!ResolveFromFilter(&k) && !ResolveKnown(&k)) {
     if (!after && options_.defer_delete_checks &&
         !options_.assume_unique_writes) {
       // Decided after the write, at a snapshot of the state before it.
@@ -358,6 +361,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   if (status->ok() && k.before == 1 && !after) {
     s->filter->Erase(cuckoo::KeyHash(k.hash));
   }
+  UpdateRecentKey(k, status->ok());
   if (deferred != nullptr) {
     if (!status->ok()) {
       check_snapshots_->Release(deferred);  // nothing deleted: keep the entry
@@ -375,6 +379,7 @@ Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
                                          WriteFn&& write) {
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
+  recent_keys_.Clear();  // not kept up to date under the exclusive lock
   if (s->dropped.load(std::memory_order_relaxed)) return write();
   KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
   if (!ResolveFromFilter(&k)) {
@@ -492,6 +497,29 @@ void FilteredDBImpl::SetBefore(KeyPlan* k, const Status& read) {
     // never lose a live key.
     k->before = 0;
     c.Add<&FilteredDBStats::check_errors>();
+  }
+}
+
+bool FilteredDBImpl::ResolveKnown(KeyPlan* k) {
+  if (!recent_keys_.enabled() ||
+      !recent_keys_.Contains(KeySlot(k->cf, k->hash) % kStripes, k->cf->id,
+                             k->hash, View(k->key))) {
+    return false;
+  }
+  k->before = 1;
+  k->cf->counters.Add<&FilteredDBStats::recent_key_hits>();
+  return true;
+}
+
+void FilteredDBImpl::UpdateRecentKey(const KeyPlan& k, bool ok) {
+  if (!recent_keys_.enabled()) return;
+  const size_t partition = KeySlot(k.cf, k.hash) % kStripes;
+  if (ok && k.after) {
+    recent_keys_.Add(partition, k.cf->id, k.hash, View(k.key));
+  } else if (k.before != 0) {
+    // Not live after the write, or unknown (a failed write). A key the
+    // filter ruled out before the write (before 0) was not recorded.
+    recent_keys_.Remove(partition, k.cf->id, k.hash, View(k.key));
   }
 }
 

@@ -199,8 +199,11 @@ Status PlanWrite(const std::vector<Op>& ops, LivenessOracle* oracle,
   // it.
   std::vector<KeyPlan*> unresolved;
   for (KeyPlan& k : keys.keys()) {
-    if (k.before >= 0 || ResolveFromFilter(&k)) continue;
-    if (defer_checks && !LiveAfter(k, ranges)) {
+    k.after = LiveAfter(k, ranges);
+    if (k.before >= 0 || ResolveFromFilter(&k) || oracle->ResolveKnown(&k)) {
+      continue;
+    }
+    if (defer_checks && !k.after) {
       plan->deferred.push_back(k);
     } else {
       unresolved.push_back(&k);
@@ -211,10 +214,10 @@ Status PlanWrite(const std::vector<Op>& ops, LivenessOracle* oracle,
     if (!s.ok()) return s;
   }
   for (KeyPlan& k : keys.keys()) {
-    const bool after = LiveAfter(k, ranges);
-    if (k.before == 0 && after) plan->inserts.emplace_back(k.cf, k.hash);
-    if (k.before == 1 && !after) plan->erases.emplace_back(k.cf, k.hash);
+    if (k.before == 0 && k.after) plan->inserts.emplace_back(k.cf, k.hash);
+    if (k.before == 1 && !k.after) plan->erases.emplace_back(k.cf, k.hash);
   }
+  plan->keys = std::move(keys.keys());
   return Status::OK();
 }
 

@@ -104,8 +104,9 @@ struct KeyPlan {
   uint64_t hash;
   OpType first_type;
   OpType last_type;
-  size_t last_index;  // index in ops of the last point operation on the key
-  int before = -1;    // live before the write: -1 unknown, 0 no, 1 yes
+  size_t last_index;   // index in ops of the last point operation on the key
+  int before = -1;     // live before the write: -1 unknown, 0 no, 1 yes
+  bool after = false;  // live after the write (set by PlanWrite)
 };
 
 struct WritePlan {
@@ -115,6 +116,9 @@ struct WritePlan {
   // check after the write, at a snapshot of the state before it
   // (PlanWrite's defer_checks): erased then if they were live.
   std::vector<KeyPlan> deferred;
+  // Every explicitly written key (not those only in a DeleteRange), with
+  // `after` set.
+  std::vector<KeyPlan> keys;
 };
 
 // What the planner asks the database.
@@ -123,6 +127,9 @@ class LivenessOracle {
   virtual ~LivenessOracle() = default;
   // Sets k->before (0 or 1) for a key the filter may contain.
   virtual ROCKSDB_NAMESPACE::Status ResolveBefore(KeyPlan* k) = 0;
+  // Sets k->before = 1 and returns true if the key is known live without a
+  // read (FilteredDB's record of recent writes).
+  virtual bool ResolveKnown(KeyPlan*) { return false; }
   // The same for several keys at once (e.g. one MultiGet); by default one
   // ResolveBefore each.
   virtual ROCKSDB_NAMESPACE::Status ResolveBeforeAll(

@@ -1,0 +1,98 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
+// RecentKeys: an exact, bounded record of keys that FilteredDB knows to be
+// live because one of its own writes left them live (internal).
+//
+// A write that ends with a key live (a Put or Merge that FilteredDB planned)
+// records the key; a write that may end it (a Delete, a failed write)
+// removes it. So a key found here is live, and a later write of it needs no
+// read to know that: a Delete erases its fingerprint at once (no deferred
+// check, no point read), an overwrite inserts nothing and reads nothing.
+//
+// Partitions: FilteredDB's key stripes. Partition p is read and written
+// only by a thread that holds stripe p (every write of a key holds its
+// stripe from its plan to its last update here), or by one that holds the
+// exclusive writer lock (no stripe holder then): no lock of its own, and a
+// key's record always reflects every write of the key that completed.
+// Writes made under the exclusive lock (DeleteRange, writes that needed a
+// rescan, ingestions, drops) call Clear() instead of updating it.
+//
+// Each partition holds up to `per_partition` keys, replaced oldest first
+// (a key that falls out is simply read again when it is next deleted).
+// Memory: about 40 bytes per key plus the key bytes beyond 24.
+// Lookups compare a 64-bit hash first, then the column family and the key.
+#ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_RECENT_KEYS_H_
+#define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_RECENT_KEYS_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace rocksdb_cuckoo {
+namespace live {
+
+class RecentKeys {
+ public:
+  // `per_partition` 0 disables the record (Contains is always false).
+  RecentKeys(size_t partitions, size_t per_partition);
+  RecentKeys(const RecentKeys&) = delete;
+  RecentKeys& operator=(const RecentKeys&) = delete;
+
+  bool enabled() const { return per_partition_ != 0; }
+
+  // Stripe `partition` held. True if the key is recorded (it is live).
+  bool Contains(size_t partition, uint32_t cf, uint64_t hash,
+                std::string_view key) const {
+    if (per_partition_ == 0) return false;
+    return Find(partition, cf, hash, key) >= 0;
+  }
+  // Stripe `partition` held: the key is live after a write of it.
+  void Add(size_t partition, uint32_t cf, uint64_t hash, std::string_view key);
+  // Stripe `partition` held: the key may not be live any more.
+  void Remove(size_t partition, uint32_t cf, uint64_t hash,
+              std::string_view key);
+  // No stripe held by anyone (the exclusive writer lock): forgets every key.
+  void Clear();
+  // Keys recorded now; no stripe held by anyone (tests).
+  size_t size() const;
+  // Bytes allocated at construction (key bytes beyond 24 come on top).
+  size_t memory_bytes() const {
+    return partitions_ * per_partition_ * (sizeof(uint64_t) + sizeof(Entry)) +
+           partitions_ * sizeof(uint32_t);
+  }
+
+ private:
+  struct Entry {
+    uint32_t cf = 0;
+    uint32_t size = 0;
+    // Keys up to kInline bytes are stored here, longer ones in `heap`.
+    static constexpr size_t kInline = 24;
+    char inline_bytes[kInline];
+    std::unique_ptr<char[]> heap;
+    std::string_view key() const {
+      return std::string_view(size <= kInline ? inline_bytes : heap.get(),
+                              size);
+    }
+    void Set(uint32_t family, std::string_view k);
+  };
+  // Index of the key in the partition, or -1.
+  int Find(size_t partition, uint32_t cf, uint64_t hash,
+           std::string_view key) const;
+
+  const size_t per_partition_;
+  // Per partition: the hashes (0 = free slot; stored hashes are never 0),
+  // scanned first, and the entries beside them; `next_` is the slot the next
+  // Add replaces when the partition is full.
+  std::unique_ptr<uint64_t[]> hashes_;
+  std::unique_ptr<Entry[]> entries_;
+  std::unique_ptr<uint32_t[]> next_;
+  const size_t partitions_;
+};
+
+}  // namespace live
+}  // namespace rocksdb_cuckoo
+
+#endif  // ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_RECENT_KEYS_H_

@@ -1,0 +1,326 @@
+// Copyright (c) 2026 the rocksdb-cuckoo authors
+// SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
+
+// The record of recent writes (FilteredDBOptions::recent_keys,
+// plugin/cuckoo/live/recent_keys.h): keys FilteredDB left live are deleted
+// and overwritten without a read, and every write that may end a key's life
+// behind the record's back (a failed write, DeleteRange, an ingestion, a
+// drop) makes it forget.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../plugin/cuckoo/live/recent_keys.h"
+#include "../../plugin/cuckoo/live/test_hooks.h"
+#include "rocksdb/sst_file_writer.h"
+#include "rocksdb/write_batch.h"
+#include "test_util.h"
+
+namespace rocksdb_cuckoo {
+namespace {
+
+using live::RecentKeys;
+using ROCKSDB_NAMESPACE::ReadOptions;
+using ROCKSDB_NAMESPACE::Status;
+using ROCKSDB_NAMESPACE::WriteOptions;
+using test::TempDir;
+
+// ------------------------------------------------------------ RecentKeys
+
+TEST(RecentKeys, AddContainsRemoveClear) {
+  RecentKeys r(4, 3);
+  const std::string long_key(100, 'x');
+  EXPECT_FALSE(r.Contains(1, 0, 7, "a"));
+  r.Add(1, 0, 7, "a");
+  r.Add(1, 0, 7, long_key);  // same hash, other key
+  r.Add(1, 5, 7, "a");       // same key, other family
+  EXPECT_TRUE(r.Contains(1, 0, 7, "a"));
+  EXPECT_TRUE(r.Contains(1, 0, 7, long_key));
+  EXPECT_TRUE(r.Contains(1, 5, 7, "a"));
+  EXPECT_FALSE(r.Contains(1, 0, 8, "a"));  // hash differs
+  EXPECT_FALSE(r.Contains(1, 0, 7, "b"));  // key differs
+  EXPECT_FALSE(r.Contains(2, 0, 7, "a"));  // other partition
+  EXPECT_EQ(r.size(), 3u);
+  r.Add(1, 0, 7, "a");  // already there: no second entry
+  EXPECT_EQ(r.size(), 3u);
+  r.Remove(1, 0, 7, "a");
+  EXPECT_FALSE(r.Contains(1, 0, 7, "a"));
+  EXPECT_TRUE(r.Contains(1, 5, 7, "a"));
+  r.Remove(1, 0, 7, "never added");  // no effect
+  EXPECT_EQ(r.size(), 2u);
+  r.Clear();
+  EXPECT_EQ(r.size(), 0u);
+  EXPECT_FALSE(r.Contains(1, 0, 7, long_key));
+}
+
+TEST(RecentKeys, FullPartitionForgetsItsOldestFirst) {
+  RecentKeys r(1, 3);
+  for (uint64_t i = 0; i < 3; ++i) r.Add(0, 0, i, std::to_string(i));
+  r.Add(0, 0, 3, "3");  // replaces "0"
+  EXPECT_FALSE(r.Contains(0, 0, 0, "0"));
+  for (uint64_t i = 1; i < 4; ++i) {
+    EXPECT_TRUE(r.Contains(0, 0, i, std::to_string(i)));
+  }
+  r.Remove(0, 0, 2, "2");
+  r.Add(0, 0, 4, "4");  // takes the free slot, nothing forgotten
+  EXPECT_TRUE(r.Contains(0, 0, 1, "1"));
+  EXPECT_TRUE(r.Contains(0, 0, 3, "3"));
+  EXPECT_TRUE(r.Contains(0, 0, 4, "4"));
+  EXPECT_EQ(r.size(), 3u);
+}
+
+TEST(RecentKeys, Disabled) {
+  RecentKeys r(4, 0);
+  EXPECT_FALSE(r.enabled());
+  r.Add(0, 0, 1, "a");
+  EXPECT_FALSE(r.Contains(0, 0, 1, "a"));
+  r.Remove(0, 0, 1, "a");
+  r.Clear();
+  EXPECT_EQ(r.size(), 0u);
+}
+
+// ------------------------------------------------------------ FilteredDB
+
+std::unique_ptr<FilteredDB> Open(
+    const std::string& path,
+    uint64_t recent_keys = FilteredDBOptions().recent_keys) {
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.recent_keys = recent_keys;
+  std::unique_ptr<FilteredDB> db;
+  EXPECT_TRUE(FilteredDB::Open(test::TestOptions(), path, fopts, &db).ok());
+  return db;
+}
+
+FilteredDBStats Stats(FilteredDB* db) {
+  FilteredDBStats s;
+  EXPECT_TRUE(db->GetFilterStats(nullptr, &s).ok());
+  return s;
+}
+
+bool Found(FilteredDB* db, const std::string& key) {
+  std::string value;
+  return db->Get(ReadOptions(), key, &value).ok();
+}
+
+// A key Put through FilteredDB is deleted with no read and no deferred
+// check, and its fingerprint goes at once; an overwrite reads nothing.
+TEST(FilteredDbRecentKeys, DeleteAndOverwriteOfARecentKeyReadNothing) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v1").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v2").ok());  // overwrite
+  ASSERT_TRUE(db->Merge(WriteOptions(), "k", "+").ok());
+  FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, 2u);
+  EXPECT_EQ(s.maybe_checks, 0u);
+  EXPECT_EQ(s.num_keys, 1u);
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, 3u);
+  EXPECT_EQ(s.pending_checks, 0u);
+  EXPECT_EQ(s.maybe_checks, 0u);
+  EXPECT_EQ(s.num_keys, 0u);  // erased at once
+  EXPECT_FALSE(Found(db.get(), "k"));
+  // Deleted: not recorded any more, so the next delete of k (a no-op) is
+  // ruled out by the filter alone, and a Put inserts again.
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v3").ok());
+  db->WaitForDeleteChecks();
+  s = Stats(db.get());
+  EXPECT_EQ(s.num_keys, 1u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_TRUE(Found(db.get(), "k"));
+}
+
+// The same through batches (planned under the keys' stripes).
+TEST(FilteredDbRecentKeys, Batches) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  ROCKSDB_NAMESPACE::WriteBatch put;
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(put.Put(test::Key(i), "v").ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &put).ok());
+  ROCKSDB_NAMESPACE::WriteBatch del;
+  for (int i = 0; i < 50; i += 2) ASSERT_TRUE(del.Delete(test::Key(i)).ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &del).ok());
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, 25u);
+  EXPECT_EQ(s.maybe_checks, 0u);
+  EXPECT_EQ(s.pending_checks, 0u);
+  EXPECT_EQ(s.num_keys, 25u);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(Found(db.get(), test::Key(i)), i % 2 == 1) << i;
+  }
+}
+
+// A write that fails may or may not have ended the key's life, as far as
+// FilteredDB knows: the key is forgotten, and its next delete is checked.
+TEST(FilteredDbRecentKeys, FailedWriteForgetsTheKey) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  WriteOptions invalid;  // RocksDB refuses sync writes without WAL
+  invalid.sync = true;
+  invalid.disableWAL = true;
+  EXPECT_FALSE(db->Delete(invalid, "k").ok());
+  EXPECT_TRUE(Found(db.get(), "k"));
+  EXPECT_FALSE(db->Put(invalid, "n", "v").ok());  // a new key: not recorded
+  const uint64_t hits = Stats(db.get()).recent_key_hits;
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, hits);
+  EXPECT_EQ(s.maybe_checks_live, 1u);  // the check found it live
+  // The failed Put of "n" left its copy (inserted before the write; a failed
+  // write keeps the filter a superset).
+  EXPECT_EQ(s.num_keys, 1u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_FALSE(Found(db.get(), "k"));
+}
+
+// Writes under the exclusive writer lock do not update the record, so they
+// clear it: after a DeleteRange, a Delete of a key Put before it is checked.
+TEST(FilteredDbRecentKeys, DeleteRangeForgetsEveryKey) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), test::Key(i), "v").ok());
+  }
+  ASSERT_TRUE(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(),
+                              test::Key(0), test::Key(5))
+                  .ok());
+  const uint64_t hits = Stats(db.get()).recent_key_hits;
+  ASSERT_TRUE(db->Delete(WriteOptions(), test::Key(7)).ok());
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, hits);
+  EXPECT_EQ(s.maybe_checks_live, 1u);
+  EXPECT_EQ(s.num_keys, 4u);
+}
+
+// An ingested file may delete a recorded key behind the record's back: a
+// later Delete of that key must not erase a fingerprint on the record's word
+// (the rebuilt filter has no copy for it; the erase would take another
+// key's). After the ingestion of a tombstone for k, Delete(k) erases
+// nothing.
+TEST(FilteredDbRecentKeys, IngestionForgetsEveryKey) {
+  TempDir dir;
+  auto db = Open(dir.path() + "/db");
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "other", "v").ok());
+  const std::string sst = dir.path() + "/tombstone.sst";
+  ROCKSDB_NAMESPACE::SstFileWriter writer(ROCKSDB_NAMESPACE::EnvOptions(),
+                                          test::TestOptions());
+  ASSERT_TRUE(writer.Open(sst).ok());
+  ASSERT_TRUE(writer.Delete("k").ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  ASSERT_TRUE(db->IngestExternalFile(
+                    {sst}, ROCKSDB_NAMESPACE::IngestExternalFileOptions())
+                  .ok());
+  EXPECT_FALSE(Found(db.get(), "k"));
+  const FilteredDBStats before = Stats(db.get());
+  EXPECT_EQ(before.num_keys, 1u);  // rebuilt from the DB: "other"
+  ASSERT_TRUE(db->Delete(WriteOptions(), "k").ok());
+  db->WaitForDeleteChecks();
+  const FilteredDBStats after = Stats(db.get());
+  EXPECT_EQ(after.recent_key_hits, before.recent_key_hits);
+  EXPECT_EQ(after.erases, before.erases);
+  EXPECT_EQ(after.num_keys, 1u);
+  EXPECT_TRUE(Found(db.get(), "other"));
+}
+
+// A Delete racing the Put that records its key: the Put is paused between
+// its filter insert and its DB write (stripe held, not recorded yet). The
+// Delete waits for the stripe, then finds the key recorded (live) and erases
+// its copy. Neither order loses a key or leaves a copy.
+TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  static std::atomic<int> state{0};  // 1: paused, 2: released
+  state = 0;
+  live::SetTestHook([](const char* point) {
+    if (std::strcmp(point, "WriteOneShared:BeforeWrite") != 0) return;
+    int expected = 0;
+    if (!state.compare_exchange_strong(expected, 1)) return;
+    while (state.load() != 2) std::this_thread::yield();
+  });
+  std::thread put([&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v").ok()); });
+  while (state.load() != 1) std::this_thread::yield();
+  std::atomic<bool> deleted{false};
+  std::thread del([&] {
+    EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok());
+    deleted = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(deleted.load()) << "the Delete ran inside the Put";
+  state = 2;
+  put.join();
+  del.join();
+  live::SetTestHook(nullptr);
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, 1u);
+  EXPECT_EQ(s.num_keys, 0u);
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_FALSE(Found(db.get(), "k"));
+}
+
+// Many threads writing and deleting the same few keys, with the record and
+// without it: afterwards the filter holds exactly the live keys.
+TEST(FilteredDbRecentKeys, ConcurrentWritersOfFewKeysStayExact) {
+  for (uint64_t recent : {uint64_t{0}, uint64_t{16}, uint64_t{4096}}) {
+    SCOPED_TRACE(recent);
+    TempDir dir;
+    auto db = Open(dir.path(), recent);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        uint64_t x = 12345 + t;
+        for (int i = 0; i < 3000; ++i) {
+          x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+          const std::string key = test::Key(static_cast<int>((x >> 33) % 64));
+          const int op = static_cast<int>((x >> 20) % 5);
+          Status st;
+          if (op < 2) {
+            st = db->Put(WriteOptions(), key, "v");
+          } else if (op < 4) {
+            st = db->Delete(WriteOptions(), key);
+          } else {
+            ROCKSDB_NAMESPACE::WriteBatch b;
+            b.Put(key, "b").PermitUncheckedError();
+            b.Delete(test::Key(static_cast<int>((x >> 40) % 64)))
+                .PermitUncheckedError();
+            st = db->Write(WriteOptions(), &b);
+          }
+          EXPECT_TRUE(st.ok()) << st.ToString();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    db->WaitForDeleteChecks();
+    uint64_t live = 0;
+    for (int i = 0; i < 64; ++i) {
+      std::string value;
+      const bool in_db =
+          db->GetBaseDB()->Get(ReadOptions(), test::Key(i), &value).ok();
+      live += in_db;
+      if (in_db) {
+        EXPECT_TRUE(Found(db.get(), test::Key(i))) << i;
+      }
+    }
+    const FilteredDBStats s = Stats(db.get());
+    EXPECT_EQ(s.num_keys, live);
+    EXPECT_EQ(s.erase_misses, 0u);
+    if (recent != 0) {
+      EXPECT_GT(s.recent_key_hits, 0u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rocksdb_cuckoo
