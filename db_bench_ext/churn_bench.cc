@@ -63,6 +63,7 @@
 // pessimistic, compare the ratios of one run.
 #include <gflags/gflags.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -72,6 +73,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -133,6 +135,10 @@ DEFINE_string(writer_modes, "plain,cuckoo",
               "cuckoo_unique); ratios "
               "are against plain");
 DEFINE_uint64(reps, 7, "writers bench: repetitions (medians reported)");
+DEFINE_int64(recent_keys, -1,
+             "writers, op_costs and batch_latency benches: "
+             "FilteredDBOptions::recent_keys of the cuckoo modes (-1: the "
+             "default)");
 DEFINE_string(op_kinds, "put_new,delete_live,delete_absent,get_absent,get_live",
               "op_costs bench: the operation kinds to measure");
 DEFINE_uint64(op_chunk, 20000,
@@ -163,6 +169,7 @@ using cuckoo_bench::Clock;
 using cuckoo_bench::Median;
 using cuckoo_bench::Seconds;
 using cuckoo_bench::SplitList;
+using cuckoo_bench::ThreadCpuSeconds;
 using cuckoo_bench::WaitForBackgroundJobs;
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
@@ -734,6 +741,37 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
 
 namespace {
 
+// CPU seconds (user + system) of the live threads of this process named
+// `name` (/proc/self/task/*/comm), from their /proc stat; 0 if none.
+double CpuSecondsOfThreads(const std::string& name) {
+  static const double ticks = double(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string comm_name;
+    std::getline(comm, comm_name);
+    if (comm_name != name) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string text;
+    std::getline(stat, text);
+    // After the parenthesised name: state is field 3; utime and stime are
+    // fields 14 and 15.
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    total += (utime + stime) / ticks;
+  }
+  return total;
+}
+
 // CPU seconds of the whole process (every thread), user + system.
 double ProcessCpuSeconds() {
   struct rusage u;
@@ -773,6 +811,9 @@ class WriterDb {
       FilteredDBOptions fopts;
       fopts.filter.initial_capacity = FLAGS_num;
       fopts.assume_unique_writes = mode == "cuckoo_unique";
+      if (FLAGS_recent_keys >= 0) {
+        fopts.recent_keys = static_cast<uint64_t>(FLAGS_recent_keys);
+      }
       fopts.defer_delete_checks = mode != "cuckoo_sync";
       fopts.snapshot_dir = snapshot_dir_;
       fopts.persist_on_close = false;
@@ -842,24 +883,42 @@ class WriterDb {
 
   // One operation kind of the op_costs bench: `ops` operations split over
   // the threads, each thread calling op(t, j) for its j-th operation.
-  // Returns the wall seconds and the process CPU seconds (every thread:
-  // the delete checker and RocksDB's background work included). Deferred
-  // delete checks queued by the operations are waited for (their cost
-  // belongs to the operations).
+  // Deferred delete checks queued by the operations are waited for (their
+  // cost belongs to the operations).
+  struct Cost {
+    double wall = 0;     // seconds
+    double process = 0;  // CPU seconds of every thread of the process
+    // CPU seconds of the threads that did the work: the callers, the delete
+    // checker ("cuckoo:check") and the caller of WaitForDeleteChecks; not
+    // RocksDB's flushes and compactions, nor other processes. The least
+    // noisy of the three on a shared machine.
+    double work = 0;
+  };
   template <typename Op>
-  std::pair<double, double> Run(uint64_t ops, Op op) {
+  Cost Run(uint64_t ops, Op op) {
     const uint64_t per_thread = ops / threads_;
-    const double cpu0 = ProcessCpuSeconds();
+    Cost c;
+    const double process0 = ProcessCpuSeconds();
+    const double checker0 = CpuSecondsOfThreads("cuckoo:check");
+    std::vector<double> thread_cpu(threads_);
     const auto start = Clock::now();
     std::vector<std::thread> workers;
     for (uint64_t t = 0; t < threads_; ++t) {
       workers.emplace_back([&, t] {
+        const double cpu0 = ThreadCpuSeconds();
         for (uint64_t j = 0; j < per_thread; ++j) op(t, j);
+        thread_cpu[t] = ThreadCpuSeconds() - cpu0;
       });
     }
     for (auto& w : workers) w.join();
+    const double wait0 = ThreadCpuSeconds();
     if (fdb_ != nullptr) fdb_->WaitForDeleteChecks();
-    return {Seconds(start, Clock::now()), ProcessCpuSeconds() - cpu0};
+    c.wall = Seconds(start, Clock::now());
+    c.process = ProcessCpuSeconds() - process0;
+    c.work = ThreadCpuSeconds() - wait0 +
+             (CpuSecondsOfThreads("cuckoo:check") - checker0);
+    for (double t : thread_cpu) c.work += t;
+    return c;
   }
   // Index of the next key thread t Puts (then advances), and of the oldest
   // live key of thread t (then advances: the caller deletes it).
@@ -1043,7 +1102,8 @@ int RunOpCosts() {
          FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
   Table summary("op_costs",
                 {"threads", "kind", "mode", "wall_ns_per_op", "cpu_ns_per_op",
-                 "wall_ratio_vs_plain", "cpu_ratio_vs_plain"});
+                 "work_cpu_ns_per_op", "wall_ratio_vs_plain",
+                 "cpu_ratio_vs_plain", "work_cpu_ratio_vs_plain"});
   for (const std::string& threads_text : SplitList(FLAGS_writer_threads)) {
     const uint64_t threads = std::stoull(threads_text);
     std::vector<std::unique_ptr<WriterDb>> dbs;
@@ -1056,6 +1116,7 @@ int RunOpCosts() {
     std::vector<std::vector<std::vector<double>>> wall(
         kinds.size(), std::vector<std::vector<double>>(modes.size()));
     auto cpu = wall;
+    auto work = wall;
     std::atomic<uint64_t> errors{0};
     uint64_t never = 0;  // never-written key indexes, fresh per operation
     for (uint64_t r = 0; r < FLAGS_reps; ++r) {
@@ -1089,7 +1150,7 @@ int RunOpCosts() {
             }
           }
           const std::string& kind = kinds[k];
-          const std::pair<double, double> t =
+          const WriterDb::Cost t =
               d.Run(FLAGS_op_chunk, [&](uint64_t th, uint64_t j) {
                 const std::string& key = keys[th][j];
                 if (kind == "put_new") {
@@ -1105,8 +1166,9 @@ int RunOpCosts() {
                   errors += kind == "get_live" ? !st.ok() : !st.IsNotFound();
                 }
               });
-          wall[k][m].push_back(t.first * 1e9 / double(FLAGS_op_chunk));
-          cpu[k][m].push_back(t.second * 1e9 / double(FLAGS_op_chunk));
+          wall[k][m].push_back(t.wall * 1e9 / double(FLAGS_op_chunk));
+          cpu[k][m].push_back(t.process * 1e9 / double(FLAGS_op_chunk));
+          work[k][m].push_back(t.work * 1e9 / double(FLAGS_op_chunk));
         }
       }
       fprintf(stderr, "[%" PRIu64 " threads] rep %" PRIu64 " done\n", threads,
@@ -1115,12 +1177,14 @@ int RunOpCosts() {
     for (size_t k = 0; k < kinds.size(); ++k) {
       const double plain_wall = Median(wall[k][0]);
       const double plain_cpu = Median(cpu[k][0]);
+      const double plain_work = Median(work[k][0]);
       for (size_t m = 0; m < modes.size(); ++m) {
-        summary.Add({U(threads), kinds[k], modes[m],
-                     Fmt(Median(wall[k][m]), "%.0f"),
-                     Fmt(Median(cpu[k][m]), "%.0f"),
-                     Fmt(Median(wall[k][m]) / plain_wall, "%.3f"),
-                     Fmt(Median(cpu[k][m]) / plain_cpu, "%.3f")});
+        summary.Add(
+            {U(threads), kinds[k], modes[m], Fmt(Median(wall[k][m]), "%.0f"),
+             Fmt(Median(cpu[k][m]), "%.0f"), Fmt(Median(work[k][m]), "%.0f"),
+             Fmt(Median(wall[k][m]) / plain_wall, "%.3f"),
+             Fmt(Median(cpu[k][m]) / plain_cpu, "%.3f"),
+             Fmt(Median(work[k][m]) / plain_work, "%.3f")});
       }
     }
     for (size_t m = 0; m < modes.size(); ++m) {

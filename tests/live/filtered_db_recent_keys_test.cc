@@ -33,8 +33,13 @@ using test::TempDir;
 
 // ------------------------------------------------------------ RecentKeys
 
+// Slots 1 and 1 + 4 * n share a partition when there are 4 stripes and
+// one partition per stripe (keys <= 4 * kPerPartition).
+constexpr size_t kPer = RecentKeys::kPerPartition;
+
 TEST(RecentKeys, AddContainsRemoveClear) {
-  RecentKeys r(4, 3);
+  RecentKeys r(4, 4 * kPer);
+  EXPECT_EQ(r.capacity(), 4 * kPer);
   const std::string long_key(100, 'x');
   EXPECT_FALSE(r.Contains(1, 0, 7, "a"));
   r.Add(1, 0, 7, "a");
@@ -60,19 +65,29 @@ TEST(RecentKeys, AddContainsRemoveClear) {
 }
 
 TEST(RecentKeys, FullPartitionForgetsItsOldestFirst) {
-  RecentKeys r(1, 3);
-  for (uint64_t i = 0; i < 3; ++i) r.Add(0, 0, i, std::to_string(i));
-  r.Add(0, 0, 3, "3");  // replaces "0"
-  EXPECT_FALSE(r.Contains(0, 0, 0, "0"));
-  for (uint64_t i = 1; i < 4; ++i) {
-    EXPECT_TRUE(r.Contains(0, 0, i, std::to_string(i)));
+  RecentKeys r(4, 4 * kPer);
+  auto slot = [](uint64_t i) { return 3 + 4 * i; };  // all in partition 3
+  for (uint64_t i = 0; i < kPer; ++i) {
+    r.Add(slot(i), 0, i + 1, std::to_string(i));
   }
-  r.Remove(0, 0, 2, "2");
-  r.Add(0, 0, 4, "4");  // takes the free slot, nothing forgotten
-  EXPECT_TRUE(r.Contains(0, 0, 1, "1"));
-  EXPECT_TRUE(r.Contains(0, 0, 3, "3"));
-  EXPECT_TRUE(r.Contains(0, 0, 4, "4"));
-  EXPECT_EQ(r.size(), 3u);
+  r.Add(slot(kPer), 0, kPer + 1, "new");  // replaces "0"
+  EXPECT_FALSE(r.Contains(slot(0), 0, 1, "0"));
+  for (uint64_t i = 1; i < kPer; ++i) {
+    EXPECT_TRUE(r.Contains(slot(i), 0, i + 1, std::to_string(i)));
+  }
+  EXPECT_TRUE(r.Contains(slot(kPer), 0, kPer + 1, "new"));
+  r.Remove(slot(2), 0, 3, "2");
+  r.Add(slot(99), 0, 100, "99");  // takes the free slot, nothing forgotten
+  EXPECT_TRUE(r.Contains(slot(1), 0, 2, "1"));
+  EXPECT_TRUE(r.Contains(slot(99), 0, 100, "99"));
+  EXPECT_EQ(r.size(), kPer);
+}
+
+TEST(RecentKeys, CapacityIsWholePartitionsPerStripe) {
+  EXPECT_EQ(RecentKeys(4, 1).capacity(), 4 * kPer);
+  EXPECT_EQ(RecentKeys(4, 4 * kPer + 1).capacity(), 8 * kPer);
+  EXPECT_EQ(RecentKeys(1024, 65536).capacity(), 65536u);
+  EXPECT_EQ(RecentKeys(1024, 65537).capacity(), 131072u);
 }
 
 TEST(RecentKeys, Disabled) {

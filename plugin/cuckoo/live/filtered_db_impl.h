@@ -421,6 +421,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   SequenceNumber open_sequence_ = 0;  // the DB's, right after DB::Open
   std::string open_manifest_;         // CURRENT right after DB::Open
   std::atomic<bool> open_appended_{false};
+  // db_->DefaultColumnFamily(), set at construction (lives as long as the
+  // DB).
+  ColumnFamilyHandle* const default_handle_;
   std::string db_id_;
   std::shared_ptr<ROCKSDB_NAMESPACE::Logger> info_log_;
   std::shared_ptr<ROCKSDB_NAMESPACE::Statistics> statistics_;  // may be null

@@ -26,9 +26,10 @@ FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
     : FilteredDB(db),
       options_(options),
       pre_open_(std::move(pre_open)),
+      default_handle_(db->DefaultColumnFamily()),
       stripes_(new StripeMutex[kStripes]),
       check_snapshots_(std::make_unique<CheckSnapshots>(db)),
-      recent_keys_(kStripes, (options.recent_keys + kStripes - 1) / kStripes),
+      recent_keys_(kStripes, options.recent_keys),
       checker_(std::make_unique<DeleteChecker>(
           [this](std::vector<DeleteChecker::Check>* checks) {
             ResolveDeferredChecks(checks);

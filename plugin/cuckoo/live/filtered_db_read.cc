@@ -23,7 +23,9 @@ using ROCKSDB_NAMESPACE::Slice;
 using ROCKSDB_NAMESPACE::Status;
 
 CfState* FilteredDBImpl::State(ColumnFamilyHandle* cf) const {
-  const uint32_t id = cf == nullptr ? 0 : cf->GetID();
+  // The DB's own default handle (what DefaultColumnFamily() returns) needs
+  // no call into RocksDB.
+  const uint32_t id = cf == nullptr || cf == default_handle_ ? 0 : cf->GetID();
   if (id >= by_id_.size()) return nullptr;
   CfState* s = by_id_[id];
   return s == nullptr || s->dropped.load(std::memory_order_acquire) ? nullptr

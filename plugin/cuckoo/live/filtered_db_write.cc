@@ -502,8 +502,8 @@ void FilteredDBImpl::SetBefore(KeyPlan* k, const Status& read) {
 
 bool FilteredDBImpl::ResolveKnown(KeyPlan* k) {
   if (!recent_keys_.enabled() ||
-      !recent_keys_.Contains(KeySlot(k->cf, k->hash) % kStripes, k->cf->id,
-                             k->hash, View(k->key))) {
+      !recent_keys_.Contains(KeySlot(k->cf, k->hash), k->cf->id, k->hash,
+                             View(k->key))) {
     return false;
   }
   k->before = 1;
@@ -513,13 +513,13 @@ bool FilteredDBImpl::ResolveKnown(KeyPlan* k) {
 
 void FilteredDBImpl::UpdateRecentKey(const KeyPlan& k, bool ok) {
   if (!recent_keys_.enabled()) return;
-  const size_t partition = KeySlot(k.cf, k.hash) % kStripes;
+  const uint64_t slot = KeySlot(k.cf, k.hash);
   if (ok && k.after) {
-    recent_keys_.Add(partition, k.cf->id, k.hash, View(k.key));
+    recent_keys_.Add(slot, k.cf->id, k.hash, View(k.key));
   } else if (k.before != 0) {
     // Not live after the write, or unknown (a failed write). A key the
     // filter ruled out before the write (before 0) was not recorded.
-    recent_keys_.Remove(partition, k.cf->id, k.hash, View(k.key));
+    recent_keys_.Remove(slot, k.cf->id, k.hash, View(k.key));
   }
 }
 

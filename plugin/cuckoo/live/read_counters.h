@@ -5,10 +5,13 @@
 // live-key filter and how many of them it answered "absent" (internal;
 // FilteredDB's properties report them).
 //
-// Counted on the read path without a shared cache line: each thread adds to
-// one of kSlots cache-line-sized slots (chosen once per thread), and the
-// totals are summed when asked for. Exact (atomic adds), and uncontended as
-// long as at most kSlots threads read at once.
+// Counted on the read path without a shared cache line and without a
+// read-modify-write: each thread adds to one of kSlots cache-line-sized
+// slots (chosen once per thread) with a relaxed load and store, and the
+// totals are summed when asked for. Exact while no two threads that read at
+// the same time share a slot (at most kSlots threads); otherwise a
+// concurrent add may be lost (the counters may undercount slightly, as the
+// filter's own per-thread counters).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_READ_COUNTERS_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_READ_COUNTERS_H_
 
@@ -24,8 +27,8 @@ class ReadCounters {
   // ruled out.
   void Add(uint64_t checked, uint64_t absent) {
     Slot& slot = slots_[ThisThreadSlot()];
-    slot.checked.fetch_add(checked, std::memory_order_relaxed);
-    if (absent != 0) slot.absent.fetch_add(absent, std::memory_order_relaxed);
+    Bump(&slot.checked, checked);
+    if (absent != 0) Bump(&slot.absent, absent);
   }
   // Any thread; O(kSlots).
   uint64_t checked() const { return Sum(&Slot::checked); }
@@ -38,6 +41,10 @@ class ReadCounters {
     std::atomic<uint64_t> absent{0};
   };
 
+  static void Bump(std::atomic<uint64_t>* counter, uint64_t n) {
+    counter->store(counter->load(std::memory_order_relaxed) + n,
+                   std::memory_order_relaxed);
+  }
   static uint32_t ThisThreadSlot() {
     static std::atomic<uint32_t> next{0};
     thread_local const uint32_t slot =

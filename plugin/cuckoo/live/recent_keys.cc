@@ -11,14 +11,26 @@ namespace {
 // Stored hashes are never 0 (0 marks a free slot).
 uint64_t Stored(uint64_t hash) { return hash == 0 ? 1 : hash; }
 
+// `stripes` times the smallest power of two of partitions per stripe that
+// holds `keys`.
+size_t Partitions(size_t stripes, uint64_t keys) {
+  if (keys == 0) return 1;
+  size_t per_stripe = 1;
+  while (stripes * per_stripe * RecentKeys::kPerPartition < keys) {
+    per_stripe *= 2;
+  }
+  return stripes * per_stripe;
+}
+
 }  // namespace
 
-RecentKeys::RecentKeys(size_t partitions, size_t per_partition)
-    : per_partition_(per_partition),
-      hashes_(new uint64_t[partitions * per_partition]()),
-      entries_(new Entry[partitions * per_partition]),
-      next_(new uint32_t[partitions]()),
-      partitions_(partitions) {}
+RecentKeys::RecentKeys(size_t stripes, uint64_t keys)
+    : per_partition_(keys == 0 ? 0 : kPerPartition),
+      // Whole multiples of the stripes, so a partition's keys share one.
+      partitions_(Partitions(stripes, keys)),
+      hashes_(new uint64_t[partitions_ * per_partition_]()),
+      entries_(new Entry[partitions_ * per_partition_]),
+      next_(new uint8_t[partitions_]()) {}
 
 void RecentKeys::Entry::Set(uint32_t family, std::string_view k) {
   cf = family;
@@ -45,9 +57,11 @@ int RecentKeys::Find(size_t partition, uint32_t cf, uint64_t hash,
   return -1;
 }
 
-void RecentKeys::Add(size_t partition, uint32_t cf, uint64_t hash,
+void RecentKeys::Add(uint64_t slot_of_key, uint32_t cf, uint64_t hash,
                      std::string_view key) {
-  if (per_partition_ == 0 || Find(partition, cf, hash, key) >= 0) return;
+  if (per_partition_ == 0) return;
+  const size_t partition = Partition(slot_of_key);
+  if (Find(partition, cf, hash, key) >= 0) return;
   uint64_t* hashes = &hashes_[partition * per_partition_];
   Entry* entries = &entries_[partition * per_partition_];
   // A free slot, else the oldest (round robin over the slots).
@@ -60,15 +74,16 @@ void RecentKeys::Add(size_t partition, uint32_t cf, uint64_t hash,
   }
   if (slot == per_partition_) {
     slot = next_[partition];
-    next_[partition] = static_cast<uint32_t>((slot + 1) % per_partition_);
+    next_[partition] = static_cast<uint8_t>((slot + 1) % per_partition_);
   }
   hashes[slot] = Stored(hash);
   entries[slot].Set(cf, key);
 }
 
-void RecentKeys::Remove(size_t partition, uint32_t cf, uint64_t hash,
+void RecentKeys::Remove(uint64_t slot_of_key, uint32_t cf, uint64_t hash,
                         std::string_view key) {
   if (per_partition_ == 0) return;
+  const size_t partition = Partition(slot_of_key);
   const int i = Find(partition, cf, hash, key);
   if (i < 0) return;
   hashes_[partition * per_partition_ + i] = 0;

@@ -10,18 +10,20 @@
 // read to know that: a Delete erases its fingerprint at once (no deferred
 // check, no point read), an overwrite inserts nothing and reads nothing.
 //
-// Partitions: FilteredDB's key stripes. Partition p is read and written
-// only by a thread that holds stripe p (every write of a key holds its
+// Partitions: a key's partition is its slot (FilteredDB's KeySlot) modulo
+// the number of partitions, a multiple of the number of key stripes, so all
+// the keys of a partition share one stripe. A partition is read and written
+// only by a thread that holds its stripe (every write of a key holds its
 // stripe from its plan to its last update here), or by one that holds the
 // exclusive writer lock (no stripe holder then): no lock of its own, and a
 // key's record always reflects every write of the key that completed.
 // Writes made under the exclusive lock (DeleteRange, writes that needed a
 // rescan, ingestions, drops) call Clear() instead of updating it.
 //
-// Each partition holds up to `per_partition` keys, replaced oldest first
-// (a key that falls out is simply read again when it is next deleted).
-// Memory: about 40 bytes per key plus the key bytes beyond 24.
-// Lookups compare a 64-bit hash first, then the column family and the key.
+// Each partition holds up to kPerPartition keys, replaced oldest first (a
+// key that falls out is simply read again when it is next deleted), so an
+// operation compares at most kPerPartition hashes (two cache lines).
+// Memory: 48 bytes per key plus the key bytes beyond 24.
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_RECENT_KEYS_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_RECENT_KEYS_H_
 
@@ -36,24 +38,28 @@ namespace live {
 
 class RecentKeys {
  public:
-  // `per_partition` 0 disables the record (Contains is always false).
-  RecentKeys(size_t partitions, size_t per_partition);
+  static constexpr size_t kPerPartition = 16;
+  // Room for at least `keys` keys: `stripes` (a power of two) times a power
+  // of two partitions of kPerPartition keys; 0 disables the record
+  // (Contains is always false).
+  RecentKeys(size_t stripes, uint64_t keys);
   RecentKeys(const RecentKeys&) = delete;
   RecentKeys& operator=(const RecentKeys&) = delete;
 
   bool enabled() const { return per_partition_ != 0; }
 
-  // Stripe `partition` held. True if the key is recorded (it is live).
-  bool Contains(size_t partition, uint32_t cf, uint64_t hash,
+  // The key's stripe held (slot: FilteredDB's KeySlot of the key). True if
+  // the key is recorded (it is live).
+  bool Contains(uint64_t slot, uint32_t cf, uint64_t hash,
                 std::string_view key) const {
     if (per_partition_ == 0) return false;
-    return Find(partition, cf, hash, key) >= 0;
+    return Find(Partition(slot), cf, hash, key) >= 0;
   }
-  // Stripe `partition` held: the key is live after a write of it.
-  void Add(size_t partition, uint32_t cf, uint64_t hash, std::string_view key);
-  // Stripe `partition` held: the key may not be live any more.
-  void Remove(size_t partition, uint32_t cf, uint64_t hash,
-              std::string_view key);
+  // The key's stripe held: the key is live after a write of it.
+  void Add(uint64_t slot, uint32_t cf, uint64_t hash, std::string_view key);
+  // The key's stripe held: the key may not be live any more.
+  void Remove(uint64_t slot, uint32_t cf, uint64_t hash, std::string_view key);
+  size_t capacity() const { return partitions_ * per_partition_; }
   // No stripe held by anyone (the exclusive writer lock): forgets every key.
   void Clear();
   // Keys recorded now; no stripe held by anyone (tests).
@@ -61,7 +67,7 @@ class RecentKeys {
   // Bytes allocated at construction (key bytes beyond 24 come on top).
   size_t memory_bytes() const {
     return partitions_ * per_partition_ * (sizeof(uint64_t) + sizeof(Entry)) +
-           partitions_ * sizeof(uint32_t);
+           partitions_ * sizeof(uint8_t);
   }
 
  private:
@@ -78,18 +84,19 @@ class RecentKeys {
     }
     void Set(uint32_t family, std::string_view k);
   };
+  size_t Partition(uint64_t slot) const { return slot & (partitions_ - 1); }
   // Index of the key in the partition, or -1.
   int Find(size_t partition, uint32_t cf, uint64_t hash,
            std::string_view key) const;
 
-  const size_t per_partition_;
+  const size_t per_partition_;  // kPerPartition, or 0 when disabled
+  const size_t partitions_;
   // Per partition: the hashes (0 = free slot; stored hashes are never 0),
   // scanned first, and the entries beside them; `next_` is the slot the next
   // Add replaces when the partition is full.
   std::unique_ptr<uint64_t[]> hashes_;
   std::unique_ptr<Entry[]> entries_;
-  std::unique_ptr<uint32_t[]> next_;
-  const size_t partitions_;
+  std::unique_ptr<uint8_t[]> next_;
 };
 
 }  // namespace live
