@@ -35,15 +35,18 @@
 // - Costs: a filtered read costs one filter probe (O(1), no lock). A write
 //   of a key that becomes live inserts a fingerprint; one that the filter
 //   says may be live costs one point read of the DB (deferred to a
-//   background thread for a Delete); DeleteRange lists the live keys of
+//   background thread for a Delete; none for a key in recent_keys; one
+//   MultiGet for the keys of a batch); DeleteRange lists the live keys of
 //   its range first (O(keys in it)). Memory: about 14 bits per live key
 //   after a build from the keys (default options), up to twice that after
-//   a split; see GetFilterStats.
+//   a split, plus recent_keys; see GetFilterStats.
 // - Thread safety: every method may be called from any thread, concurrently.
-//   Single-key writes of different keys run concurrently; batches,
-//   DeleteRange, ingestion, drops, RebuildFilter, PersistFilterSnapshots,
-//   WaitForDeleteChecks and Close run alone (they wait only for the
-//   single-key writes already in flight).
+//   Writes (single keys and batches) run concurrently; the writes of one key
+//   are serialized by a lock on the key (a batch holds its keys' locks for
+//   its DB write; a writer with WriteOptions::no_slowdown may wait for it).
+//   DeleteRange (alone or in a batch), ingestion, drops, RebuildFilter,
+//   PersistFilterSnapshots, WaitForDeleteChecks and Close run alone (they
+//   wait only for the writes already in flight).
 // - Open and after a crash: a filter comes from its checkpoint in
 //   snapshot_dir (the filter's image at a sequence number X, written by
 //   PersistFilterSnapshots, the automatic checkpoints and Close), loaded on
@@ -157,7 +160,8 @@ struct FilteredDBOptions {
   // (the keys' bytes are kept); the oldest are forgotten first, and writes
   // that take the exclusive writer lock (DeleteRange, ingestion, drops, a
   // write that needs a rescan) forget them all. About 48 bytes per key
-  // (plus the key bytes beyond 24), allocated at Open. 0 disables it.
+  // (plus the key bytes beyond 24), allocated at Open. 0 disables it; more
+  // than 2^24 (16,777,216) fails Open with InvalidArgument.
   uint64_t recent_keys = 65536;
   // Directory for filter snapshots (checkpoints; default "": none, every
   // Open then builds the filters from the DB). Created if missing; Open

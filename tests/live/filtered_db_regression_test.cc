@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rocksdb/write_batch.h"
 #include "test_util.h"
 
 namespace rocksdb_cuckoo {
@@ -90,6 +91,58 @@ TEST(FilteredDbRegression, PartlyFailedDropOfAFilteredFamily) {
         << "base: " << base.ToString() << ", filtered: " << filtered.ToString();
     test::DestroyHandles(db.get(), &handles);
   }
+}
+
+// A family with inplace_update_support makes DB::GetSnapshot return null.
+// A Delete whose check would be deferred to a snapshot then checks at once
+// (crashed: the shared snapshot's sequence number was read from null).
+TEST(FilteredDbRegression, DeletesWhenTheDbRefusesSnapshots) {
+  TempDir dir;
+  ROCKSDB_NAMESPACE::Options options = test::TestOptions();
+  options.inplace_update_support = true;
+  options.allow_concurrent_memtable_write = false;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.recent_keys = 0;  // every delete checked
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(FilteredDB::Open(options, dir.path(), fopts, &db).ok());
+  ASSERT_EQ(db->GetSnapshot(), nullptr);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), test::Key(i), "v").ok());
+  }
+  for (int i = 0; i < 100; i += 2) {
+    ASSERT_TRUE(db->Delete(WriteOptions(), test::Key(i)).ok());
+  }
+  ROCKSDB_NAMESPACE::WriteBatch batch;
+  ASSERT_TRUE(batch.Delete(test::Key(1)).ok());
+  ASSERT_TRUE(batch.Delete(test::Key(3)).ok());
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+  db->WaitForDeleteChecks();
+  FilteredDBStats stats;
+  ASSERT_TRUE(db->GetFilterStats(nullptr, &stats).ok());
+  EXPECT_EQ(stats.num_keys, 48u);  // exact: every delete was checked
+  EXPECT_EQ(stats.erase_misses, 0u);
+  for (int i = 0; i < 100; ++i) {
+    std::string value;
+    const bool live = i % 2 == 1 && i != 1 && i != 3;
+    EXPECT_EQ(db->Get(ReadOptions(), test::Key(i), &value).ok(), live) << i;
+  }
+}
+
+// An absurd recent_keys is refused before the DB opens (hung in an
+// overflowing loop above 2^63, or threw std::bad_alloc out of Open after
+// the DB had opened, leaking it).
+TEST(FilteredDbRegression, HugeRecentKeysIsRefusedBeforeTheDbOpens) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.recent_keys = ~uint64_t{0};
+  std::unique_ptr<FilteredDB> db;
+  const Status s =
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(db, nullptr);
+  fopts.recent_keys = 1000;  // the DB is not left locked
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
 }
 
 }  // namespace

@@ -62,8 +62,11 @@ SharedSnapshot* CheckSnapshots::Acquire(uint64_t key_slot) {
         current_->uses >= kMaxUses) {
       // A snapshot taken now holds every write that completed before, the
       // key's last one included.
-      if (current_ != nullptr && UnrefLocked(current_)) retired = current_;
       const ROCKSDB_NAMESPACE::Snapshot* snapshot = db_->GetSnapshot();
+      // None while a family has inplace_update_support: the caller checks
+      // before the write instead.
+      if (snapshot == nullptr) return nullptr;
+      if (current_ != nullptr && UnrefLocked(current_)) retired = current_;
       current_ = new SharedSnapshot{snapshot, snapshot->GetSequenceNumber(),
                                     ++generation_, 1, 0};
     }

@@ -78,6 +78,8 @@ class CheckSnapshots {
 
   // Writer, key's stripe held, before its delete: a snapshot holding every
   // earlier write of the key and no later one (a reference for the check).
+  // nullptr when the DB gives no snapshots (a family with
+  // inplace_update_support): the key must be checked before its write.
   SharedSnapshot* Acquire(uint64_t key_slot);
   // Writer, key's stripe held, after its DB write (every write of a
   // filtered key under its stripe, whatever the outcome). Lock-free.

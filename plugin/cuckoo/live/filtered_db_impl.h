@@ -34,18 +34,23 @@
 //       WAL and streams the images to files while writers go on
 //       (copy-on-write checkpoints).
 //   write_mu_ (WriterLock)  shared: single-key writes (Put, PutEntity,
-//       Delete, SingleDelete, Merge), which run concurrently, so RocksDB
-//       groups their DB writes. Exclusive (ExclusiveLock): batches,
-//       DeleteRange, rescan start, rebuilds, ingestion, drops, snapshots,
-//       close; it first drains the deferred delete checks. Exclusive
-//       lockers are preferred (writer_lock.h): one waits
-//       only for the single-key writes already in flight, however many
-//       writers keep coming. Not recursive: no path asks for it while it
-//       holds it (the delete checker, the rebuild threads and the inline
-//       resolve of a full check queue take filter_mu_ only).
-//   stripe of (column family, key)  single-key writes: the writes of one key
-//       are serialized, so a point read under the stripe sees every earlier
-//       write of the key and no later one (exactness without a global lock).
+//       Delete, SingleDelete, Merge) and batches without a DeleteRange,
+//       which run concurrently, so RocksDB groups their DB writes.
+//       Exclusive (ExclusiveLock): DeleteRange (alone or in a batch), a
+//       write whose table needs a rescan first, rescan start, rebuilds,
+//       ingestion, drops, snapshots, close; it first drains the deferred
+//       delete checks. Exclusive lockers are preferred (writer_lock.h): one
+//       waits only for the writes already in flight, however many writers
+//       keep coming. Not recursive: no path asks for it while it holds it
+//       (the delete checker, the rebuild threads and the inline resolve of a
+//       full check queue take filter_mu_ only).
+//   stripes of (column family, key) (StripeLock, stripe_lock.h)  every write
+//       under the shared lock holds the stripes of all its keys, a batch
+//       taking them in ascending order (so writers never deadlock): the
+//       writes of one key are serialized, so a point read under the stripe
+//       sees every earlier write of the key and no later one (exactness
+//       without a global lock). The stripes also guard the key's check
+//       snapshot mark (delete_checker.h) and its RecentKeys partition.
 //   filter_mu_  the Rebuilder's state and the rebuild calls of the filter
 //       (BeginRebuild, Replace, AbortRebuild); held briefly. Insert and
 //       Erase need no lock here: LiveKeyFilter serializes its writers.
@@ -75,6 +80,7 @@
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 #include "snapshot_store.h"
+#include "stripe_lock.h"
 #include "test_hooks.h"
 #include "write_plan.h"
 #include "writer_lock.h"
@@ -294,7 +300,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   static uint64_t KeySlot(const CfState* s, uint64_t hash) {
     return hash ^ (uint64_t{s->id} * 0x9e3779b97f4a7c15ULL);
   }
-  std::mutex& Stripe(const CfState* s, uint64_t hash) {
+  StripeLock& Stripe(const CfState* s, uint64_t hash) {
     return stripes_[KeySlot(s, hash) % kStripes].mu;
   }
   // LivenessOracle (writer lock held).
@@ -413,7 +419,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // the queue itself.
   static constexpr size_t kMaxPendingChecks = 4096;
   struct alignas(64) StripeMutex {
-    std::mutex mu;
+    StripeLock mu;
   };
 
   const FilteredDBOptions options_;

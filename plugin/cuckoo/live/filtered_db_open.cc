@@ -45,6 +45,9 @@ FilteredDBImpl::~FilteredDBImpl() {
 }
 
 Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
+  if (recent_keys_.allocation_failed()) {
+    return Status::MemoryLimit("FilteredDB: cannot allocate recent_keys");
+  }
   Status s = db_->GetDbIdentity(db_id_);
   if (!s.ok()) return s;
   // No write went through this object yet: the DB's sequence and MANIFEST
@@ -312,6 +315,10 @@ Status BeforeOpen(const DBOptions& db_options, const std::string& name,
       ValidateLiveKeyFilterOptions(filtered_options.filter);
   if (!invalid.empty()) {
     return Status::InvalidArgument("FilteredDB: " + invalid);
+  }
+  if (filtered_options.recent_keys > live::RecentKeys::kMaxKeys) {
+    return Status::InvalidArgument("FilteredDB: recent_keys above " +
+                                   std::to_string(live::RecentKeys::kMaxKeys));
   }
   *pre_open = live::PreOpenFacts();
   if (filtered_options.snapshot_dir.empty()) return Status::OK();

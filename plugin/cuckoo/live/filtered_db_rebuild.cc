@@ -83,6 +83,10 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
                                          const std::vector<uint64_t>& pending) {
   // Any background rebuild is superseded by this one.
   if (s->rebuilder->running()) WaitAndCommitLocked(s);
+  // A recorded key may have left the DB without a FilteredDB write (a
+  // compaction filter, a TTL): the new table has no copy for it, and a Delete
+  // trusting the record would erase a colliding key's copy.
+  recent_keys_.Clear();
   const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
   // actually counted (an estimate of 0 must not fail Open).
@@ -209,6 +213,7 @@ void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
 
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
                                                   uint64_t capacity) {
+  recent_keys_.Clear();  // as in SyncRebuildLocked
   std::unique_ptr<Builder> builder;
   if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
     ++s->consecutive_failures;

@@ -177,16 +177,30 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   }
   // Deletes whose check is deferred: a snapshot of the state before the
   // write for each (the stripes are held), as for a single-key Delete.
+  // Without one (the DB gives none), the key is read now.
   std::vector<SharedSnapshot*> deferred(plan.deferred.size());
+  std::vector<KeyPlan*> check_now;
   for (size_t i = 0; i < plan.deferred.size(); ++i) {
     deferred[i] = check_snapshots_->Acquire(
         KeySlot(plan.deferred[i].cf, plan.deferred[i].hash));
+    if (deferred[i] == nullptr) check_now.push_back(&plan.deferred[i]);
   }
   auto release_deferred = [&] {
     for (SharedSnapshot* snapshot : deferred) {
-      check_snapshots_->Release(snapshot);
+      if (snapshot != nullptr) check_snapshots_->Release(snapshot);
     }
   };
+  if (!check_now.empty()) {
+    s = ResolveBeforeAll(check_now);
+    if (!s.ok()) {
+      release_deferred();
+      *status = s;
+      return true;
+    }
+    for (const KeyPlan* k : check_now) {
+      if (k->before == 1) plan.erases.emplace_back(k->cf, k->hash);
+    }
+  }
   // 1. Keys that become live: into the filters before the DB write. A table
   // too full to take one without a rescan: the copies added so far are taken
   // out again (each is there: copies of one hash are interchangeable) and
@@ -218,6 +232,7 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
     cf->filter->Erase(cuckoo::KeyHash(hash));
   }
   for (size_t i = 0; i < plan.deferred.size(); ++i) {
+    if (deferred[i] == nullptr) continue;  // checked before the write
     const KeyPlan& k = plan.deferred[i];
     k.cf->counters.Add<&FilteredDBStats::pending_checks>();
     checker_->Add({k.cf, k.key.ToString(), k.hash, deferred[i]});
@@ -328,7 +343,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
   k.after = MakesLive(type);
   const bool after = k.after;
-  std::lock_guard<std::mutex> stripe(Stripe(s, k.hash));
+  std::lock_guard<StripeLock> stripe(Stripe(s, k.hash));
   if (s->rebuilder->ready()) {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
@@ -340,7 +355,8 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
         !options_.assume_unique_writes) {
       // Decided after the write, at a snapshot of the state before it.
       deferred = check_snapshots_->Acquire(slot);
-    } else {
+    }
+    if (deferred == nullptr) {
       Status st = ResolveBefore(&k);
       if (!st.ok()) {
         *status = st;

@@ -3,6 +3,8 @@
 
 #include "recent_keys.h"
 
+#include <new>
+
 namespace rocksdb_cuckoo {
 namespace live {
 
@@ -28,9 +30,18 @@ RecentKeys::RecentKeys(size_t stripes, uint64_t keys)
     : per_partition_(keys == 0 ? 0 : kPerPartition),
       // Whole multiples of the stripes, so a partition's keys share one.
       partitions_(Partitions(stripes, keys)),
-      hashes_(new uint64_t[partitions_ * per_partition_]()),
-      entries_(new Entry[partitions_ * per_partition_]),
-      next_(new uint8_t[partitions_]()) {}
+      hashes_(new (std::nothrow) uint64_t[partitions_ * per_partition_]()),
+      entries_(new (std::nothrow) Entry[partitions_ * per_partition_]),
+      next_(new (std::nothrow) uint8_t[partitions_]()) {
+  if (hashes_ == nullptr || entries_ == nullptr || next_ == nullptr) {
+    allocation_failed_ = true;
+    per_partition_ = 0;
+    partitions_ = 1;
+    hashes_.reset();
+    entries_.reset();
+    next_.reset(new (std::nothrow) uint8_t[1]());
+  }
+}
 
 void RecentKeys::Entry::Set(uint32_t family, std::string_view k) {
   cf = family;

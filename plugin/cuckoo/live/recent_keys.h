@@ -39,14 +39,18 @@ namespace live {
 class RecentKeys {
  public:
   static constexpr size_t kPerPartition = 16;
+  // The most keys FilteredDBOptions::recent_keys may ask for.
+  static constexpr uint64_t kMaxKeys = uint64_t{1} << 24;
   // Room for at least `keys` keys: `stripes` (a power of two) times a power
   // of two partitions of kPerPartition keys; 0 disables the record
-  // (Contains is always false).
+  // (Contains is always false). Never throws: if the memory cannot be
+  // allocated, the record is disabled and allocation_failed() is true.
   RecentKeys(size_t stripes, uint64_t keys);
   RecentKeys(const RecentKeys&) = delete;
   RecentKeys& operator=(const RecentKeys&) = delete;
 
   bool enabled() const { return per_partition_ != 0; }
+  bool allocation_failed() const { return allocation_failed_; }
 
   // The key's stripe held (slot: FilteredDB's KeySlot of the key). True if
   // the key is recorded (it is live).
@@ -89,8 +93,9 @@ class RecentKeys {
   int Find(size_t partition, uint32_t cf, uint64_t hash,
            std::string_view key) const;
 
-  const size_t per_partition_;  // kPerPartition, or 0 when disabled
-  const size_t partitions_;
+  size_t per_partition_;  // kPerPartition, or 0 when disabled
+  size_t partitions_;
+  bool allocation_failed_ = false;
   // Per partition: the hashes (0 = free slot; stored hashes are never 0),
   // scanned first, and the entries beside them; `next_` is the slot the next
   // Add replaces when the partition is full.
