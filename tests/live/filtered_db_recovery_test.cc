@@ -8,11 +8,16 @@
 // checkpoint identity and the rules that decide whether a checkpoint may be
 // used (checkpoint_file).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +27,8 @@
 #include "../../plugin/cuckoo/live/wal_replay.h"
 #include "cuckoo/live_key_filter.h"
 #include "open_db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "rocksdb/sst_file_writer.h"
 #include "rocksdb/transaction_log.h"
 #include "rocksdb/version.h"
@@ -174,45 +181,149 @@ TEST(RecoveryWalFacts, LogDataOnlyBatchesConsumeNoSequenceNumber) {
       (std::vector<std::pair<SequenceNumber, uint32_t>>{{before + 1, 1}}));
 }
 
+// A file system whose WAL appends wait while its gate is closed. The write
+// that leads the write queue appends its group's WAL record, so holding that
+// append holds the queue: every write that arrives meanwhile queues up
+// behind it, and the next leader merges them into one WAL record (RocksDB's
+// write groups, without relying on threads meeting by chance).
+class GatedWalFs : public ROCKSDB_NAMESPACE::FileSystemWrapper {
+ public:
+  explicit GatedWalFs(const std::shared_ptr<ROCKSDB_NAMESPACE::FileSystem>& t)
+      : FileSystemWrapper(t) {}
+  const char* Name() const override { return "GatedWalFs"; }
+
+  ROCKSDB_NAMESPACE::IOStatus NewWritableFile(
+      const std::string& fname, const ROCKSDB_NAMESPACE::FileOptions& opts,
+      std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>* result,
+      ROCKSDB_NAMESPACE::IODebugContext* dbg) override {
+    ROCKSDB_NAMESPACE::IOStatus s =
+        target()->NewWritableFile(fname, opts, result, dbg);
+    if (s.ok() && fname.size() > 4 &&
+        fname.compare(fname.size() - 4, 4, ".log") == 0) {
+      result->reset(new File(std::move(*result), this));
+    }
+    return s;
+  }
+
+  void CloseGate() {
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = true;
+    held_ = false;
+  }
+  void OpenGate() {
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = false;
+    cv_.notify_all();
+  }
+  // True once a WAL append waits at the closed gate (false after `limit`).
+  bool WaitHeld(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, limit, [&] { return held_; });
+  }
+
+ private:
+  class File : public ROCKSDB_NAMESPACE::FSWritableFileOwnerWrapper {
+   public:
+    File(std::unique_ptr<ROCKSDB_NAMESPACE::FSWritableFile>&& f, GatedWalFs* fs)
+        : FSWritableFileOwnerWrapper(std::move(f)), fs_(fs) {}
+    ROCKSDB_NAMESPACE::IOStatus Append(
+        const ROCKSDB_NAMESPACE::Slice& data,
+        const ROCKSDB_NAMESPACE::IOOptions& opts,
+        ROCKSDB_NAMESPACE::IODebugContext* dbg) override {
+      fs_->Pass();
+      return FSWritableFileOwnerWrapper::Append(data, opts, dbg);
+    }
+    ROCKSDB_NAMESPACE::IOStatus Append(
+        const ROCKSDB_NAMESPACE::Slice& data,
+        const ROCKSDB_NAMESPACE::IOOptions& opts,
+        const ROCKSDB_NAMESPACE::DataVerificationInfo& info,
+        ROCKSDB_NAMESPACE::IODebugContext* dbg) override {
+      fs_->Pass();
+      return FSWritableFileOwnerWrapper::Append(data, opts, info, dbg);
+    }
+
+   private:
+    GatedWalFs* fs_;
+  };
+
+  void Pass() {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!closed_) return;
+    held_ = true;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return !closed_; });
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  bool held_ = false;
+};
+
 // Fact 2: a write group's batches are merged into one WAL record; a blob
 // appended after a batch's operations stays right after them.
 TEST(RecoveryWalFacts, EffectRecordsFollowTheirOperationsInMergedRecords) {
   TempDir dir;
-  auto d = OpenDb(dir.Sub("db"), ArchivingOptions());
-  // Synced writes from several threads: while a group's leader syncs, the
-  // others queue up and form the next group (repeated until groups formed).
+  auto fs =
+      std::make_shared<GatedWalFs>(ROCKSDB_NAMESPACE::FileSystem::Default());
+  std::unique_ptr<ROCKSDB_NAMESPACE::Env> env =
+      ROCKSDB_NAMESPACE::NewCompositeEnv(fs);
+  Options o = ArchivingOptions();
+  o.env = env.get();
+  auto d = OpenDb(dir.Sub("db"), o);
+  auto write = [&](int key) {
+    WriteBatch b;
+    ASSERT_TRUE(b.Put(Key(key), "v").ok());
+    ASSERT_TRUE(b.PutLogData(effect_log::OneOp(OpEffect::kInsert)).ok());
+    ASSERT_TRUE(d->db->Write(WriteOptions(), &b).ok());
+  };
+  // Per round: one write is held in its WAL append (it leads the queue),
+  // kFollowers writes from other threads queue up behind it, then the gate
+  // opens. The followers' entry into the queue is only seen by their threads
+  // having called Write, so the hold grows each round (10 ms to 1.3 s) until
+  // a merged record is seen; one round normally suffices.
+  constexpr int kFollowers = 6;
+  constexpr int kWrites = kFollowers + 1;
   int keys = 0;
   ReplayResult r;
   Collected c;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 8; ++round) {
     const SequenceNumber start = d->db->GetLatestSequenceNumber();
     const int base = keys;
-    std::vector<std::thread> writers;
-    for (int t = 0; t < 4; ++t) {
-      writers.emplace_back([&, t] {
-        WriteOptions wo;
-        wo.sync = true;
-        for (int i = 0; i < 100; ++i) {
-          WriteBatch b;
-          ASSERT_TRUE(b.Put(Key(base + t * 100 + i), "v").ok());
-          ASSERT_TRUE(b.PutLogData(effect_log::OneOp(OpEffect::kInsert)).ok());
-          ASSERT_TRUE(d->db->Write(wo, &b).ok());
-        }
+    fs->CloseGate();
+    std::thread leader([&] { write(base); });
+    if (!fs->WaitHeld(std::chrono::seconds(60))) {
+      fs->OpenGate();
+      leader.join();
+      FAIL() << "no WAL append reached the gate";
+    }
+    std::atomic<int> entered{0};
+    std::vector<std::thread> followers;
+    for (int t = 1; t <= kFollowers; ++t) {
+      followers.emplace_back([&, t] {
+        entered.fetch_add(1);
+        write(base + t);
       });
     }
-    for (auto& w : writers) w.join();
-    keys += 400;
+    while (entered.load() < kFollowers) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 << round));
+    fs->OpenGate();
+    leader.join();
+    for (auto& f : followers) f.join();
+    keys += kWrites;
     c = Collected();
     r = Replay(d.get(), start, &c);
     ASSERT_TRUE(r.ok()) << r.reason;
-    EXPECT_EQ(r.stats.inserts, 400u);
+    EXPECT_EQ(r.stats.inserts, static_cast<uint64_t>(kWrites));
+    EXPECT_EQ(r.stats.ops, static_cast<uint64_t>(kWrites));
     for (int i = base; i < keys; ++i) {
       ASSERT_EQ(c.Count(0, Key(i)), 1) << Key(i);
     }
-    if (r.stats.records < 400u) break;
+    if (r.stats.records < static_cast<uint64_t>(kWrites)) break;
   }
-  // Groups of several writers did form (the merge is what is pinned).
-  EXPECT_LT(r.stats.records, 400u);
+  // A group of several writers did form (the merge is what is pinned), and
+  // every write's effect was decoded right after its own operation.
+  EXPECT_LT(r.stats.records, static_cast<uint64_t>(kWrites));
 }
 
 // ------------------------------------------------------------ effect_log
