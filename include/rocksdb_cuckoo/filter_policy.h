@@ -148,9 +148,10 @@ ROCKSDB_NAMESPACE::Status NewCuckooFilterPolicyWithLayout(
     double bits_per_key, int fingerprint_bits, int bucket_size, bool semi_sort,
     std::shared_ptr<const ROCKSDB_NAMESPACE::FilterPolicy>* policy);
 
-// Blocked layout (filter block format version 3, written since 0.x commit
-// a04de18; every cuckoo policy of 1.0.0 reads it, plugin builds before
-// a04de18 read it as "always may match"): both candidate buckets of a key
+// Blocked layout (filter block format version 4 after 1.0.0, whose second
+// block of a key is the next block; version 3, written by 0.x from a04de18
+// and by 1.0.0, is still read; plugin builds that do not know a version read
+// its blocks as "always may match"): both candidate buckets of a key
 // lie in one 64-byte block, so most lookups read one cache line instead of
 // two, like RocksDB's cache-local Bloom filter. Semi-sorted buckets of 4
 // with the widest f <= 16 that fits 512 / bits_per_key keys per block at a

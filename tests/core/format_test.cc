@@ -412,6 +412,7 @@ TEST(CorruptFilter, InvalidFieldsWithValidChecksumRejected) {
   const Edit edits[] = {
       {"version 0", 31, 1, 0, "version"},
       {"version 3", 31, 1, 3, "version"},
+      {"version 4", 31, 1, 4, "version"},
       {"version 255", 31, 1, 255, "version"},
       {"unknown flag", 30, 1, 2, "flags"},
       {"high flag", 30, 1, 0x81, "flags"},

@@ -27,6 +27,8 @@
 #include "rocksdb/table.h"
 #include "rocksdb_cuckoo/filter_policy.h"
 #include "test_util.h"
+// Version 3 blocked blocks (kV3Golden100, kV3Keys2000).
+#include "../core/blocked_v3_vectors.inc"
 #include "util/key_hash_inline.h"
 
 namespace rocksdb_cuckoo {
@@ -470,7 +472,7 @@ TEST(FilterBitsTest, NeverFailsRetriesThenGrows) {
 
 // ---------------------------------------------------------- corrupted blocks
 
-// Over the format 2 layout and the blocked (format 3) one.
+// Over the format 2 layout and the blocked (format 4) one.
 class CorruptBlockTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -534,7 +536,7 @@ TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
   std::string error;
   uint64_t table_bytes = good_.size() - 32;
   const bool blocked = static_cast<uint8_t>(good_.back()) ==
-                       cuckoo::internal::kFormatVersionBlocked;
+                       cuckoo::internal::kFormatVersionBlockedNext;
   if (blocked) {
     ASSERT_TRUE(cuckoo::internal::DecodeBlockedFilter(good_.data(),
                                                       good_.size(), &t, &error))
@@ -544,13 +546,17 @@ TEST_P(CorruptBlockTest, WrongVersionWithValidChecksum) {
                                                &table_bytes, &error));
   }
   std::string bad = good_;
-  bad.back() = static_cast<char>(cuckoo::internal::kFormatVersionBlocked + 1);
+  bad.back() =
+      static_cast<char>(cuckoo::internal::kFormatVersionBlockedNext + 1);
   ExpectSafe(bad, true, "version");
   // The other known versions, resealed: fields read with the wrong meaning.
   // (Versions 1 and 2 share the trailer fields: a version 2 block resealed
-  // as version 1 is a valid version 1 block.)
+  // as version 1 is a valid version 1 block; so do versions 3 and 4, which
+  // differ only in where an item's secondary block is, so a resealed one
+  // may answer wrongly: a forged checksum, not damage, which the checksum
+  // catches.)
   const std::vector<uint8_t> others =
-      blocked ? std::vector<uint8_t>{1, 2} : std::vector<uint8_t>{3};
+      blocked ? std::vector<uint8_t>{1, 2} : std::vector<uint8_t>{3, 4};
   for (uint8_t version : others) {
     bad = good_;
     bad.back() = static_cast<char>(version);
@@ -634,11 +640,11 @@ INSTANTIATE_TEST_SUITE_P(Formats, CorruptBlockTest,
 
 // ---------------------------------------------------------- blocked layout
 
-// "cuckoofilter:<bits>:blocked" (format version 3): every budget, sizes
+// "cuckoofilter:<bits>:blocked" (format version 4): every budget, sizes
 // from empty to 60000 keys, against the exact key set.
 class BlockedPolicyTest : public ::testing::TestWithParam<double> {};
 
-// The blocks of a version 3 filter, parsed independently of the reader.
+// The blocks of a blocked filter, parsed independently of the reader.
 cuckoo::internal::BlockedView ParseBlocked(const Slice& contents) {
   cuckoo::internal::BlockedView view;
   std::string error;
@@ -675,7 +681,7 @@ TEST_P(BlockedPolicyTest, NoFalseNegativesBoundedFprAndBudget) {
     ASSERT_TRUE(block.status.ok()) << block.status.ToString();
     ASSERT_TRUE(builder->MaybePostVerify(block.contents).ok());
     ASSERT_EQ(static_cast<uint8_t>(block.contents[block.contents.size() - 1]),
-              cuckoo::internal::kFormatVersionBlocked);
+              cuckoo::internal::kFormatVersionBlockedNext);
     const cuckoo::internal::BlockedView view = ParseBlocked(block.contents);
     EXPECT_EQ(view.num_items, n);
     if (n >= 3000) {
@@ -766,7 +772,8 @@ TEST(BlockedFilterTest, FprAtMostBloomAtEqualMemory) {
 }
 
 // Every cuckoo policy reads every cuckoo block: version 2 blocks through a
-// blocked policy, version 3 blocks through the default one.
+// blocked policy, version 4 blocks through the default one (and version 3
+// blocks: Version3BlockReadByEveryPolicy).
 TEST(BlockedFilterTest, OldAndNewBlocksReadByEitherPolicy) {
   auto blocked = MakePolicy("cuckoofilter:10:blocked");
   auto plain = MakePolicy("cuckoofilter:10");
@@ -794,6 +801,9 @@ TEST(BlockedFilterTest, OldAndNewBlocksReadByEitherPolicy) {
 
 // Pins the bytes of a small blocked filter and its trailer fields, read here
 // independently of the decoder: a change is a format change (a new version).
+// Format 3's block for these keys hashed to 0xac2b69aa40f225b5 (the builder
+// of format 4 places items otherwise; Version3BlockReadByEveryPolicy reads
+// that block).
 TEST(BlockedFilterTest, GoldenBlockedBlock) {
   auto policy = MakePolicy("cuckoofilter:10:blocked");
   auto builder = NewBuilder(*policy);
@@ -816,13 +826,57 @@ TEST(BlockedFilterTest, GoldenBlockedBlock) {
   EXPECT_EQ(t[28], 10);      // f
   EXPECT_EQ(t[29], 4);       // b
   EXPECT_EQ(t[30], 1);       // semi-sorted
-  EXPECT_EQ(t[31], 3);       // format version
+  EXPECT_EQ(t[31], 4);       // format version
   EXPECT_EQ(cuckoo::internal::HashKeyInline(block.contents.data(),
                                             block.contents.size()),
-            0xac2b69aa40f225b5ull)  // format 3
+            0x246e0793b24448b6ull)  // format 4
       << std::hex
       << cuckoo::internal::HashKeyInline(block.contents.data(),
                                          block.contents.size());
+  std::unique_ptr<FilterBitsReader> reader(
+      policy->GetFilterBitsReader(block.contents));
+  for (uint64_t i = 0; i < 100; ++i) {
+    ASSERT_TRUE(reader->MayMatch("key" + std::to_string(i))) << i;
+  }
+}
+
+// Blocks of format version 3 (written by release 1.0.0) are read by every
+// cuckoo policy, single and batched: tests/core/blocked_v3_vectors.inc
+// (the second has items in random secondary blocks).
+TEST(BlockedFilterTest, Version3BlockReadByEveryPolicy) {
+  auto from_hex = [](const char* hex) {
+    std::string out;
+    for (size_t i = 0; hex[i] != '\0' && hex[i + 1] != '\0'; i += 2) {
+      out.push_back(
+          static_cast<char>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+    }
+    return out;
+  };
+  for (const char* policy_name : {"cuckoofilter:10:blocked", "cuckoofilter:10",
+                                  "cuckoofilter:13:12:4:0"}) {
+    auto policy = MakePolicy(policy_name);
+    for (const auto& v : {std::make_pair(kV3Golden100, 100),
+                          std::make_pair(kV3Keys2000, 2000)}) {
+      const std::string bytes = from_hex(v.first);
+      ASSERT_EQ(static_cast<uint8_t>(bytes.back()),
+                cuckoo::internal::kFormatVersionBlocked);
+      CuckooFilterPolicyStats before, after;
+      ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &before));
+      std::unique_ptr<FilterBitsReader> reader(
+          policy->GetFilterBitsReader(Slice(bytes)));
+      ASSERT_TRUE(GetCuckooFilterPolicyStats(policy.get(), &after));
+      EXPECT_EQ(after.invalid_blocks, before.invalid_blocks);
+      std::vector<std::string> keys;
+      for (int i = 0; i < v.second; ++i)
+        keys.push_back("key" + std::to_string(i));
+      for (const std::string& k : keys) ASSERT_TRUE(reader->MayMatch(k)) << k;
+      for (bool b : BatchMayMatch(reader.get(), keys, 32)) ASSERT_TRUE(b);
+      int positives = 0;
+      for (uint64_t i = 0; i < 20000; ++i)
+        positives += reader->MayMatch(Key(i, "absent"));
+      EXPECT_LT(positives, 20000 * 0.02) << policy_name;
+    }
+  }
 }
 
 // A builder that must stash: walks are off (SetBuilderMaxKicksForTesting(0)

@@ -20,188 +20,141 @@ class BlockedBuilder {
  public:
   static constexpr uint32_t kNb = BlockedBucketsPerBlock(S::kFpBits);
   static constexpr uint32_t kCap = 4 * kNb;
-  // Blocks an overflowed item's displacement chain may visit.
-  static constexpr int kBlockSteps = 64;
-  // GroupByBlock's two-pass sort: only from kTwoPassMinBlocks blocks on
-  // (about 3.3 million items at f = 10, 27 MB of hashes: below that, in the
-  // L3 cache, one pass was 4% faster at 10^6 items), with ranges of at least
-  // 2^kMinRangeBits blocks, at most kMaxRanges of them.
-  static constexpr uint32_t kTwoPassMinBlocks = uint32_t{1} << 16;
+  // Grouping: ranges of at least 2^kMinRangeBits blocks (about 3,300 items,
+  // 26 KB of hashes at f = 10, so that a range's second pass and its fill
+  // stay in the L1/L2 cache), at most kMaxRanges of them (the first pass's
+  // write cursors stay cached).
   static constexpr int kMinRangeBits = 6;
   static constexpr uint64_t kMaxRanges = 1024;
-  // Entries per block in the scratch table: its slots and its record.
-  static constexpr uint32_t kRecord = kCap + 1;
-  // Overflowed items ahead of the one being placed whose secondary blocks
-  // are prefetched.
-  static constexpr size_t kPrefetchAhead = 8;
-  static_assert(kNb <= 63, "BlockedEntry keeps a bucket index in 6 bits");
+  static_assert(kNb <= 63, "an entry keeps a bucket index in 6 bits");
 
   BlockedBuilder(const BlockedBuildParams& p, BlockedScratch* scratch)
-      : p_(p),
-        sc_(*scratch),
-        seed_mix_(BlockedSeedMix(p.seed)),
-        rng_(0x2545f4914f6cdd1dULL ^ (uint64_t{p.seed} << 17)) {}
+      : p_(p), sc_(*scratch), seed_mix_(BlockedSeedMix(p.seed)) {}
 
   BlockedBuildResult Build(const HashSpan* spans, size_t num_spans, size_t n,
                            uint8_t* out) {
     BlockedBuildResult result;
-    const uint32_t nblocks = p_.num_blocks;
-    GroupByBlock(spans, num_spans, n);
-    sc_.entries.Reserve(size_t{nblocks} * kRecord);
-    sc_.pending.clear();
+    out_ = out;
+    sc_.incoming.clear();
+    sc_.outgoing.clear();
     sc_.stash.clear();
-
-    // Primary blocks. Each block's entries are cleared just before it is
-    // filled, so they are still in the cache then.
-    for (uint32_t b = 0; b < nblocks; ++b) {
-      std::memset(Entries(b), 0, kRecord * sizeof(BlockedEntry));
-      uint32_t class_count[kOverflowClasses] = {};
-      for (uint32_t k = sc_.starts[b]; k < sc_.starts[b + 1]; ++k) {
-        const BlockedEntry e = EntryOf(Place(k), true);
-        ++class_count[ClassOf(e)];
-        BlockedEntry homeless = Insert(b, e);
-        if (homeless.fp == 0) continue;
-        // Overflow an item of a class already set in b (before any is, of
-        // b's most frequent class) if one can make room: each bit set sends
-        // 1/8 of b's lookups to a second block.
-        const uint32_t classes = EvictableClasses(b);
-        if ((classes & OverflowBit(homeless)) == 0) {
-          const BlockedEntry evicted = EvictOfClasses(b, homeless, classes);
-          if (evicted.fp != 0) homeless = evicted;
-        }
-        Record(b).fp |= static_cast<uint16_t>(OverflowBit(homeless));
-        sc_.pending.push_back({homeless, b});
-      }
-      // Every primary of b is counted: EvictableClasses' choice for b from
-      // now on, without reading b's hashes again.
-      Record(b).meta = static_cast<uint16_t>(MostFrequent(class_count));
+    sc_.wrap_items.clear();
+    GroupAndFill(spans, num_spans, n);
+    // The last block's overflow goes to block 0, filled first: the first
+    // blocks were kept unpacked (with their items) for this, and take it as
+    // any block takes its predecessor's overflow, evicting their own items
+    // to the next one if needed. What the last of them cannot take goes to
+    // the stash (with a single block, all of it).
+    const uint32_t wrap_blocks = std::min(kWrapBlocks, p_.num_blocks);
+    for (uint32_t b = 0; b < wrap_blocks && p_.num_blocks > 1; ++b) {
+      if (sc_.incoming.empty()) break;
+      Block& k = wrap_[b];
+      const uint32_t before =
+          static_cast<uint32_t>(__builtin_popcount(k.overflow));
+      sc_.outgoing.clear();
+      const uint64_t* items = sc_.wrap_items.data() + wrap_start_[b];
+      const uint32_t count = wrap_start_[b + 1] - wrap_start_[b];
+      uint32_t most_frequent = MostFrequentClass(items, count, 0);
+      Absorb(&k, items, most_frequent);
+      overflowed_ += sc_.outgoing.size();
+      overflow_bits_ +=
+          static_cast<uint32_t>(__builtin_popcount(k.overflow)) - before;
+      Pack(k, out_ + size_t{b} * kBlockBytes);
+      sc_.incoming.swap(sc_.outgoing);
     }
-    primaries_placed_ = true;
-
-    // Secondary blocks, then the stash.
-    const std::vector<BlockedPending>& pending = sc_.pending;
-    for (size_t i = 0; i < pending.size(); ++i) {
-      if (i + kPrefetchAhead < pending.size()) {
-        // The record of a later item's secondary block (these are spread
-        // over the whole scratch table). Written out here: GCC deletes a
-        // call to a helper that only prefetches (-O2 finds it pure, and its
-        // result unused).
-        const char* record = reinterpret_cast<const char*>(
-            Entries(pending[i + kPrefetchAhead].entry.block2));
-        for (size_t at = 0; at < kRecord * sizeof(BlockedEntry) + 63;
-             at += 64) {
-          __builtin_prefetch(record + at);
-        }
-      }
-      ++result.overflowed;
-      BlockedPending homeless = pending[i];
-      bool placed = false;
-      for (int step = 0; nblocks > 1 && step < kBlockSteps; ++step) {
-        BlockedPending evicted;
-        if (PlaceSecondary(homeless.entry, &evicted)) {
-          placed = true;
-          break;
-        }
-        if (evicted.entry.fp == 0) break;  // nothing to displace
-        ++result.overflowed;
-        homeless = evicted;
-      }
-      if (!placed) StashKeys(homeless);
-    }
+    for (const Pending& q : sc_.incoming) StashHash(q.hash);
     const size_t stashed = sc_.stash.size();
     std::sort(sc_.stash.begin(), sc_.stash.end());
     sc_.stash.erase(std::unique(sc_.stash.begin(), sc_.stash.end()),
                     sc_.stash.end());
     if (sc_.stash.size() > p_.max_stash) return result;
-
-    // Pack.
-    for (uint32_t b = 0; b < nblocks; ++b) {
-      uint8_t* block = out + size_t{b} * kBlockBytes;
-      const BlockedEntry* e = Entries(b);
-      for (uint32_t j = 0; j < kNb; ++j, e += 4) {
-        const uint32_t fps[4] = {e[0].fp, e[1].fp, e[2].fp, e[3].fp};
-        // The codec's read-modify-write may touch up to 2 bytes of the next
-        // block (or of the stash area), keeping their bits.
-        BucketCodec<S>::Write(block, j, fps);
-      }
-      const unsigned overflow = Record(b).fp;
-      block[kBlockBytes - 1] = static_cast<uint8_t>(overflow);
-      result.overflow_bits +=
-          static_cast<uint64_t>(__builtin_popcount(overflow));
-    }
-    uint8_t* stash = out + size_t{nblocks} * kBlockBytes;
+    uint8_t* stash = out + size_t{p_.num_blocks} * kBlockBytes;
     for (size_t i = 0; i < sc_.stash.size(); ++i) {
       StoreLE<uint32_t>(stash + 4 * i, sc_.stash[i]);
     }
-    result.stash_size = sc_.stash.size();
-    result.num_items = n - (stashed - sc_.stash.size());
     result.ok = true;
+    result.num_items = n - (stashed - sc_.stash.size());
+    result.overflowed = overflowed_;
+    result.stash_size = sc_.stash.size();
+    result.overflow_bits = overflow_bits_;
     return result;
   }
 
  private:
-  BlockedSlot Place(uint32_t idx) const {
-    return BlockedPlace<S>(sc_.sorted[idx], p_.num_blocks, seed_mix_);
-  }
-  BlockedEntry* Entries(uint32_t b) {
-    return sc_.entries.data() + size_t{b} * kRecord;
-  }
-  // Block b's own record (see BlockedScratch::entries): block2 = its entries,
-  // fp = its overflow bits, meta = the class EvictableClasses picks while
-  // none is set.
-  BlockedEntry& Record(uint32_t b) { return Entries(b)[kCap]; }
+  // An entry of the unpacked block: fingerprint (bits 0-15), the item's two
+  // buckets (16-21, 22-27), its overflow class (28-30), whether the block is
+  // its primary one (31), and for a primary item its index among the
+  // block's items (32-63), which gives its hash when it is overflowed.
+  using Entry = uint64_t;
+  static constexpr Entry kPrimaryBit = Entry{1} << 31;
+  static constexpr uint32_t kAllClasses = (uint32_t{1} << kOverflowClasses) - 1;
 
-  // The entry of the item placed at s, stored in its primary block or not.
-  BlockedEntry EntryOf(const BlockedSlot& s, bool primary) const {
-    BlockedEntry e;
-    e.block2 = BlockedOverflowOf(s.g, s.block, p_.num_blocks).block2;
-    e.fp = static_cast<uint16_t>(s.fp);
-    e.meta = static_cast<uint16_t>(
-        s.i1 | s.i2 << 6 |
-        static_cast<uint32_t>(__builtin_ctz(s.overflow_bit)) << 12 |
-        uint32_t{primary} << 15);
-    return e;
+  static Entry MakeEntry(const BlockedSlot& s, uint32_t index) {
+    return Entry{s.fp} | Entry{s.i1} << 16 | Entry{s.i2} << 22 |
+           Entry{s.overflow_class} << 28 | kPrimaryBit | Entry{index} << 32;
   }
-  static uint32_t Bucket1(const BlockedEntry& e) { return e.meta & 63u; }
-  static uint32_t Bucket2(const BlockedEntry& e) { return (e.meta >> 6) & 63u; }
-  // The bucket of e's pair that is not `bucket`.
-  static uint32_t OtherBucket(const BlockedEntry& e, uint32_t bucket) {
-    return Bucket1(e) == bucket ? Bucket2(e) : Bucket1(e);
+  static uint32_t Fp(Entry e) { return static_cast<uint32_t>(e) & 0xffffu; }
+  static uint32_t Bucket1(Entry e) {
+    return static_cast<uint32_t>(e >> 16) & 63u;
   }
-  static uint32_t ClassOf(const BlockedEntry& e) { return (e.meta >> 12) & 7u; }
-  static uint32_t OverflowBit(const BlockedEntry& e) {
-    return uint32_t{1} << ClassOf(e);
+  static uint32_t Bucket2(Entry e) {
+    return static_cast<uint32_t>(e >> 22) & 63u;
   }
-  // True if e holds an item whose primary block is the one it is stored in
-  // (not an item placed there from another block, which has no other place
-  // to go).
-  static bool IsPrimary(const BlockedEntry& e) {
-    return e.fp != 0 && (e.meta >> 15) != 0;
+  // The bucket of e's pair that is not u (u is one of them).
+  static uint32_t Other(Entry e, uint32_t u) {
+    return Bucket1(e) ^ Bucket2(e) ^ u;
   }
-  static bool IsPrimaryOfClasses(const BlockedEntry& e, uint32_t classes) {
-    return IsPrimary(e) && (classes & OverflowBit(e)) != 0;
+  static uint32_t OverflowBit(Entry e) {
+    return uint32_t{1} << ((static_cast<uint32_t>(e) >> 28) & 7u);
   }
+  static bool IsPrimary(Entry e) { return (e & kPrimaryBit) != 0; }
+  static uint32_t Index(Entry e) { return static_cast<uint32_t>(e >> 32); }
+
+  // Fill counts of a block's buckets, 4 bits each (one word up to 16
+  // buckets, f >= 9).
+  static constexpr uint32_t kFillWords = (kNb + 15) / 16;
+  struct Fills {
+    uint64_t w[kFillWords];
+    uint32_t Get(uint32_t j) const {
+      return static_cast<uint32_t>(w[j >> 4] >> (4 * (j & 15))) & 15u;
+    }
+    void Increment(uint32_t j) { w[j >> 4] += uint64_t{1} << (4 * (j & 15)); }
+  };
+
+  // One block, unpacked: bucket j's entries are slot[4j, 4j + fill.Get(j)).
+  struct Block {
+    Entry slot[kCap];
+    Fills fill;
+    uint32_t used;
+    uint32_t overflow;  // overflow bits
+    void Reset() {
+      fill = Fills{};
+      used = 0;
+      overflow = 0;
+    }
+    void Append(uint32_t j, Entry e) {
+      slot[4 * j + fill.Get(j)] = e;
+      fill.Increment(j);
+      ++used;
+    }
+  };
+  using Pending = BlockedScratch::Pending;
 
   // Groups the hashes by primary block, stably (input order within a
-  // block): sorted[starts[b], starts[b + 1]) are block b's. One counting
-  // sort writes every hash to a random place of the n-entry array, a cache
-  // (and, beyond a few MB, TLB) miss each once the array outgrows the
-  // caches. So, from kTwoPassMinBlocks blocks on, two stable passes
-  // instead: by range of 2^range_bits blocks (at most kMaxRanges write
-  // cursors, which stay cached), then each range, whose hashes fit the L2
-  // cache, by block. Same result either way.
-  void GroupByBlock(const HashSpan* spans, size_t num_spans, size_t n) {
+  // block), and fills the blocks in order. A first pass scatters the
+  // hashes by range of 2^range_bits blocks (at most kMaxRanges write
+  // cursors, which stay cached); each range is then grouped by block in a
+  // cache-resident buffer and its blocks are filled right away.
+  void GroupAndFill(const HashSpan* spans, size_t num_spans, size_t n) {
     const uint32_t nblocks = p_.num_blocks;
     int range_bits = p_.group_range_bits;
-    if (range_bits < 0 && nblocks < kTwoPassMinBlocks) range_bits = 32;
     if (range_bits < 0) {
       range_bits = kMinRangeBits;
-      while ((uint64_t{nblocks} >> range_bits) > kMaxRanges) ++range_bits;
+      while ((uint64_t{nblocks} >> range_bits) >= kMaxRanges) ++range_bits;
     }
-    sc_.starts.assign(size_t{nblocks} + 1, 0);
-    sc_.sorted.Reserve(n);
-    if (range_bits >= 32) {
-      CountingSort(spans, num_spans, 0, nblocks, sc_.sorted.data());
+    if (range_bits >= 32 || (uint64_t{nblocks} >> range_bits) == 0) {
+      SortRange(spans, num_spans, n, 0, nblocks);
+      FillRange(0, nblocks);
       return;
     }
     const uint32_t num_ranges =
@@ -216,11 +169,12 @@ class BlockedBuilder {
     for (uint32_t r = 0; r < num_ranges; ++r) cursor[r + 1] += cursor[r];
     // Scatter by range; afterwards cursor[r] is range r's end, and range r
     // starts where range r - 1 ends.
-    uint64_t* sorted = sc_.sorted.data();
+    sc_.grouped.Reserve(n);
+    uint64_t* grouped = sc_.grouped.data();
     for (size_t s = 0; s < num_spans; ++s) {
       for (size_t k = 0; k < spans[s].size; ++k) {
         const uint64_t h = spans[s].data[k];
-        sorted[cursor[BlockOf(h) >> range_bits]++] = h;
+        grouped[cursor[BlockOf(h) >> range_bits]++] = h;
       }
     }
     for (uint32_t r = 0; r < num_ranges; ++r) {
@@ -228,16 +182,9 @@ class BlockedBuilder {
       const uint32_t first_block = r << range_bits;
       const uint32_t end_block = static_cast<uint32_t>(
           std::min<uint64_t>(nblocks, (uint64_t{r} + 1) << range_bits));
-      const HashSpan range{sorted + begin, cursor[r] - begin};
-      sc_.range.resize(range.size);
-      CountingSort(&range, 1, first_block, end_block, sc_.range.data());
-      std::memcpy(sorted + begin, sc_.range.data(),
-                  range.size * sizeof(uint64_t));
-      // CountingSort counted from 0: shift the range's starts by its
-      // position.
-      for (uint32_t b = first_block; b <= end_block; ++b) {
-        sc_.starts[b] += begin;
-      }
+      const HashSpan range{grouped + begin, cursor[r] - begin};
+      SortRange(&range, 1, range.size, first_block, end_block);
+      FillRange(first_block, end_block);
     }
   }
 
@@ -245,14 +192,14 @@ class BlockedBuilder {
     return FastRange32(static_cast<uint32_t>(h), p_.num_blocks);
   }
 
-  // Stable counting sort of the hashes in `spans`, all of blocks
-  // [first_block, end_block), into out[0, total); sets starts[b] for b in
-  // [first_block, end_block] relative to out (starts[end_block] = total).
-  void CountingSort(const HashSpan* spans, size_t num_spans,
-                    uint32_t first_block, uint32_t end_block, uint64_t* out) {
-    uint32_t* starts = sc_.starts.data() + first_block;
+  // Stable counting sort of the `count` hashes in `spans`, all of blocks
+  // [first_block, end_block), into sc_.local; block b's are
+  // local[starts[b - first_block], starts[b - first_block + 1]).
+  void SortRange(const HashSpan* spans, size_t num_spans, size_t count,
+                 uint32_t first_block, uint32_t end_block) {
     const uint32_t blocks = end_block - first_block;
-    std::fill(starts, starts + blocks + 1, 0);
+    std::vector<uint32_t>& starts = sc_.starts;
+    starts.assign(size_t{blocks} + 1, 0);
     for (size_t s = 0; s < num_spans; ++s) {
       for (size_t k = 0; k < spans[s].size; ++k) {
         ++starts[BlockOf(spans[s].data[k]) - first_block + 1];
@@ -261,6 +208,8 @@ class BlockedBuilder {
     for (uint32_t b = 0; b < blocks; ++b) starts[b + 1] += starts[b];
     // Scatter with the starts as cursors (each ends at its block's end),
     // then shift them back by one block.
+    sc_.local.Reserve(count);
+    uint64_t* out = sc_.local.data();
     for (size_t s = 0; s < num_spans; ++s) {
       for (size_t k = 0; k < spans[s].size; ++k) {
         const uint64_t h = spans[s].data[k];
@@ -271,187 +220,245 @@ class BlockedBuilder {
     starts[0] = 0;
   }
 
-  // Number of entries in bucket j of block b. A bucket's entries always
-  // fill its first slots: an entry goes to the first free slot, and
-  // relocations and evictions only ever replace entries.
-  int Fill(uint32_t b, uint32_t j) {
-    const BlockedEntry* e = Entries(b) + 4 * j;
-    return (e[0].fp != 0) + (e[1].fp != 0) + (e[2].fp != 0) + (e[3].fp != 0);
+  void FillRange(uint32_t first_block, uint32_t end_block) {
+    const uint64_t* local = sc_.local.data();
+    const uint32_t* starts = sc_.starts.data();
+    for (uint32_t b = first_block; b < end_block; ++b) {
+      const uint32_t at = starts[b - first_block];
+      FillBlock(b, local + at, starts[b - first_block + 1] - at);
+    }
   }
 
-  // Places overflowed entry h (taken from its primary block) in its
-  // secondary block b2: in a free slot or by relocations inside b2 (kept
-  // only if they succeed, so that the items of b2 stay), else in place of a
-  // primary item of b2 whose overflow class is already set there, or before
-  // any is, of its most frequent class (EvictOfClasses), else in place of a
-  // random primary item of b2 in its two buckets, setting that item's
-  // class. Returns true if h is stored without displacing anyone; else
-  // *evicted is the primary entry of b2 displaced (now overflowed from b2),
-  // or an empty entry when there is none to displace.
-  bool PlaceSecondary(const BlockedEntry& h, BlockedPending* evicted) {
-    const uint32_t b2 = h.block2;
-    BlockedEntry e = h;
-    e.meta &= 0x7fff;  // not in its primary block
-    if (Fill(b2, Bucket1(e)) < 4 || Fill(b2, Bucket2(e)) < 4) {
-      Insert(b2, e);  // a free slot: always stored
-      return true;
+  // Fills block b with its own `count` items, then with the items that
+  // overflowed from block b - 1 (whose only other place is the stash: they
+  // take free slots, else evict one of b's own items, which moves on), packs
+  // it, and leaves its own overflow for block b + 1.
+  void FillBlock(uint32_t b, const uint64_t* items, uint32_t count) {
+    Block& k = block_;
+    k.Reset();
+    sc_.outgoing.clear();
+    uint32_t most_frequent = kOverflowClasses;  // not counted yet
+    // Items per overflow class, 8 bits each (wrapping only in a block of
+    // more than 255 items of a class, where it would merely steer the
+    // choice of class).
+    uint64_t class_counts = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      const BlockedSlot s = BlockedPlace<S>(items[i], p_.num_blocks, seed_mix_);
+      class_counts += uint64_t{1} << (8 * s.overflow_class);
+      Entry homeless = MakeEntry(s, i);
+      if (Place(&k, homeless)) continue;
+      // Overflow an item of a class already set in b (before any is, of
+      // b's most frequent class) if one can make room: each bit set sends
+      // 1/8 of b's lookups to a second block.
+      if (most_frequent == kOverflowClasses) {
+        most_frequent =
+            MostFrequentClass(items + i + 1, count - i - 1, class_counts);
+      }
+      const uint32_t classes = Evictable(k, most_frequent);
+      if ((classes & OverflowBit(homeless)) == 0) {
+        Entry evicted;
+        if (Search(&k, homeless, classes, &evicted)) homeless = evicted;
+      }
+      Overflow(&k, homeless, items);
     }
-    // A walk that fails leaves b2's entries moved: keep a copy to restore.
-    BlockedEntry saved[kCap];
-    std::memcpy(saved, Entries(b2), sizeof(saved));
-    if (Insert(b2, e).fp == 0) return true;
-    std::memcpy(Entries(b2), saved, sizeof(saved));
-    evicted->block = b2;
-    evicted->entry = EvictOfClasses(b2, e, EvictableClasses(b2));
-    if (evicted->entry.fp != 0) {
-      Record(b2).fp |= static_cast<uint16_t>(OverflowBit(evicted->entry));
-      return false;
+    if (!sc_.incoming.empty()) {
+      if (most_frequent == kOverflowClasses) {
+        most_frequent = MostFrequentClass(nullptr, 0, class_counts);
+      }
+      Absorb(&k, items, most_frequent);
     }
-    uint32_t any[8];
-    int num_any = 0;
-    BlockedEntry* entries = Entries(b2);
-    for (uint32_t j : {Bucket1(e), Bucket2(e)}) {
-      for (uint32_t k = 0; k < 4; ++k) {
-        if (IsPrimary(entries[4 * j + k])) any[num_any++] = 4 * j + k;
+    overflowed_ += sc_.outgoing.size();
+    overflow_bits_ += static_cast<uint64_t>(__builtin_popcount(k.overflow));
+    if (b < kWrapBlocks) {
+      wrap_[b] = k;
+      sc_.wrap_items.insert(sc_.wrap_items.end(), items, items + count);
+      wrap_start_[b + 1] = static_cast<uint32_t>(sc_.wrap_items.size());
+    }
+    Pack(k, out_ + size_t{b} * kBlockBytes);
+    sc_.incoming.swap(sc_.outgoing);
+  }
+
+  // Stores the items that overflowed from the previous block (sc_.incoming)
+  // in block k, whose own items are `items`: each in a free slot if one is
+  // reachable, else in place of one of k's own items (of an evictable
+  // class if one is reachable), which then overflows to the next block
+  // (sc_.outgoing); else in the stash.
+  void Absorb(Block* k, const uint64_t* items, uint32_t most_frequent) {
+    for (const Pending& q : sc_.incoming) {
+      if (Place(k, q.entry)) continue;
+      Entry evicted;
+      if (Search(k, q.entry, Evictable(*k, most_frequent), &evicted) ||
+          Search(k, q.entry, kAllClasses, &evicted)) {
+        Overflow(k, evicted, items);
+      } else {
+        StashHash(q.hash);
       }
     }
-    if (num_any == 0) return false;
-    rng_ = Mix64(rng_ + 0x9e3779b97f4a7c15ULL);
-    const uint32_t slot = any[rng_ % static_cast<uint32_t>(num_any)];
-    evicted->entry = entries[slot];
-    Record(b2).fp |= static_cast<uint16_t>(OverflowBit(evicted->entry));
-    entries[slot] = e;
-    return false;
   }
 
-  // Adds to the stash the stash key of the item of entry h, taken from
-  // its primary block: the items of that block whose entry equals h (any
-  // of them answers "may match" for the others; two are expected in about
-  // one filter of 10^6).
-  void StashKeys(const BlockedPending& h) {
-    for (uint32_t k = sc_.starts[h.block]; k < sc_.starts[h.block + 1]; ++k) {
-      const BlockedSlot s = Place(k);
-      const BlockedEntry e = EntryOf(s, /*primary=*/true);
-      if (e.fp == h.entry.fp && e.meta == h.entry.meta &&
-          e.block2 == h.entry.block2) {
-        sc_.stash.push_back(
-            BlockedOverflowOf(s.g, s.block, p_.num_blocks).stash_key);
-      }
+  // The first of the classes with the most items among a block's items:
+  // `counts` (8 bits per class) of the items seen so far, and the `count`
+  // items at `rest` (computed only for the blocks that overflow).
+  uint32_t MostFrequentClass(const uint64_t* rest, uint32_t count,
+                             uint64_t counts) const {
+    for (uint32_t i = 0; i < count; ++i) {
+      const BlockedSlot s = BlockedPlace<S>(rest[i], p_.num_blocks, seed_mix_);
+      counts += uint64_t{1} << (8 * s.overflow_class);
     }
-  }
-
-  // The overflow classes whose items block b should overflow first: those
-  // already set there (overflowing one sets no new bit); before any is set,
-  // the class with the most primary items in b (the likeliest to have an
-  // evictable item then and at b's later overflows).
-  uint32_t EvictableClasses(uint32_t b) {
-    const BlockedEntry& record = Record(b);
-    if (record.fp != 0) return record.fp;
-    if (primaries_placed_) return uint32_t{1} << record.meta;
-    uint32_t count[kOverflowClasses] = {};
-    for (uint32_t k = sc_.starts[b]; k < sc_.starts[b + 1]; ++k) {
-      ++count[__builtin_ctz(Place(k).overflow_bit)];
-    }
-    return uint32_t{1} << MostFrequent(count);
-  }
-
-  // The first class with the highest count.
-  static uint32_t MostFrequent(const uint32_t (&count)[kOverflowClasses]) {
     uint32_t best = 0;
     for (uint32_t c = 1; c < kOverflowClasses; ++c) {
-      if (count[c] > count[best]) best = c;
+      if (((counts >> (8 * c)) & 0xff) > ((counts >> (8 * best)) & 0xff)) {
+        best = c;
+      }
     }
     return best;
   }
 
-  // Makes room for e (both of its buckets full in block b) by evicting a
-  // primary item of b whose overflow class is in `classes` (see
-  // EvictableClasses): one in e's buckets, else one in the other bucket of
-  // an entry of those buckets, which moves there. Returns the evicted
-  // entry, or an empty one if there is none.
-  BlockedEntry EvictOfClasses(uint32_t b, const BlockedEntry& e,
-                              uint32_t classes) {
-    BlockedEntry* entries = Entries(b);
-    for (uint32_t j : {Bucket1(e), Bucket2(e)}) {
-      for (uint32_t k = 0; k < 4; ++k) {
-        const uint32_t slot = 4 * j + k;
-        if (!IsPrimaryOfClasses(entries[slot], classes)) continue;
-        const BlockedEntry y = entries[slot];
-        entries[slot] = e;
-        return y;
-      }
-    }
-    for (uint32_t j : {Bucket1(e), Bucket2(e)}) {
-      for (uint32_t k = 0; k < 4; ++k) {
-        const uint32_t slot = 4 * j + k;
-        const BlockedEntry z = entries[slot];
-        if (z.fp == 0) continue;
-        const uint32_t other = OtherBucket(z, j);
-        for (uint32_t k2 = 0; k2 < 4; ++k2) {
-          const uint32_t slot2 = 4 * other + k2;
-          if (!IsPrimaryOfClasses(entries[slot2], classes)) continue;
-          const BlockedEntry y = entries[slot2];
-          entries[slot2] = z;
-          entries[slot] = e;
-          return y;
-        }
-      }
-    }
-    return BlockedEntry();
+  // The overflow classes whose items block k should overflow first: those
+  // already set there (overflowing one sets no new bit); before any is set,
+  // the class with the most items in the block.
+  static uint32_t Evictable(const Block& k, uint32_t most_frequent) {
+    return k.overflow != 0 ? k.overflow : uint32_t{1} << most_frequent;
   }
 
-  // Stores e in block b, relocating entries inside the block if both of its
-  // buckets are full. Returns an empty entry, or the entry left without a
-  // slot (possibly another item of the block). A relocation step moves an
-  // entry to the other bucket of its pair, which the entry carries, so a
-  // walk reads nothing outside the block's entries.
-  BlockedEntry Insert(uint32_t b, const BlockedEntry& e) {
+  // Sends e, one of block k's own items (its hash is items[Index(e)]), to
+  // the next block, and sets its overflow bit in k.
+  void Overflow(Block* k, Entry e, const uint64_t* items) {
+    k->overflow |= OverflowBit(e);
+    sc_.outgoing.push_back({e & 0xffffffffu & ~kPrimaryBit, items[Index(e)]});
+  }
+
+  // Stores e in block k: in the emptier of its two buckets if one has room,
+  // else by moving entries between their own two buckets along the
+  // shortest path to a bucket with room (Search). False if there is none.
+  bool Place(Block* k, Entry e) {
+    if (PlaceFast(k, e)) return true;
+    if (k->used == kCap) return false;
+    return Search(k, e, 0, nullptr);
+  }
+
+  // The emptier of e's two buckets (i1 on a tie), if it has room. GCC
+  // compiled both "f1 < 4 || f2 < 4" and std::min as branches, mispredicted
+  // for a good part of the items (the fill at 10^6 items took 40% longer):
+  // one branch, taken for most items.
+  static bool PlaceFast(Block* k, Entry e) {
     const uint32_t i1 = Bucket1(e), i2 = Bucket2(e);
-    const int f1 = Fill(b, i1);
-    const int f2 = Fill(b, i2);
-    BlockedEntry* entries = Entries(b);
-    uint32_t& used = Record(b).block2;
-    if (f1 < 4 || f2 < 4) {
-      const uint32_t slot = f1 <= f2 ? 4 * i1 + f1 : 4 * i2 + f2;
-      entries[slot] = e;
-      ++used;
-      return BlockedEntry();
+    const uint32_t f1 = k->fill.Get(i1), f2 = k->fill.Get(i2);
+    const uint32_t second = 0u - static_cast<uint32_t>(f2 < f1);
+    const uint32_t j = i1 ^ ((i1 ^ i2) & second);
+    const uint32_t f = f1 ^ ((f1 ^ f2) & second);
+    if (__builtin_expect(f < 4, 1)) {
+      k->slot[4 * j + f] = e;
+      k->fill.Increment(j);
+      ++k->used;
+      return true;
     }
-    // A full block has nothing to relocate to.
-    if (used == kCap) return e;
-    // The walk only replaces entries, so the full buckets stay full until
-    // it reaches one that is not: one mask read per step instead of a
-    // bucket's four entries.
-    uint64_t full = 0;
-    for (uint32_t j = 0; j < kNb; ++j) {
-      full |= uint64_t{Fill(b, j) == 4} << j;
-    }
-    BlockedEntry homeless = e;
-    uint32_t bucket = (rng_ & 1) ? i1 : i2;
-    for (int kick = 0; kick < p_.max_kicks; ++kick) {
-      rng_ = Mix64(rng_ + 0x9e3779b97f4a7c15ULL);
-      const uint32_t slot = 4 * bucket + static_cast<uint32_t>(rng_ & 3);
-      const BlockedEntry evicted = entries[slot];
-      entries[slot] = homeless;
-      homeless = evicted;
-      bucket = OtherBucket(homeless, bucket);
-      if (((full >> bucket) & 1) == 0) {
-        const int fill = Fill(b, bucket);
-        entries[4 * bucket + static_cast<uint32_t>(fill)] = homeless;
-        ++used;
-        return BlockedEntry();
+    return false;
+  }
+
+  // Breadth-first search over the buckets of block k reachable from e's two
+  // buckets (both full) by moving entries to the other bucket of their
+  // pair, paths of at most max_kicks moves. With classes == 0: finds the
+  // nearest bucket with room, shifts the entries along the path and stores
+  // e. Otherwise: finds the nearest primary entry of one of the classes,
+  // evicts it into *evicted, shifts the path and stores e. Returns false
+  // (k unchanged) if there is no such bucket or entry. At most kNb buckets
+  // are visited: a walk that cannot succeed costs no more than one that
+  // does.
+  bool Search(Block* k, Entry e, uint32_t classes, Entry* evicted) const {
+    const uint32_t i1 = Bucket1(e), i2 = Bucket2(e);
+    const uint64_t roots = (uint64_t{1} << i1) | (uint64_t{1} << i2);
+    uint64_t seen = roots;
+    uint8_t queue[kNb];
+    uint8_t depth[kNb];
+    uint8_t parent[kNb];  // the slot whose entry moves to the bucket
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = static_cast<uint8_t>(i1);
+    queue[tail++] = static_cast<uint8_t>(i2);
+    depth[i1] = depth[i2] = 0;
+    while (head < tail) {
+      const uint32_t u = queue[head++];
+      const bool expand = depth[u] < p_.max_kicks;
+      for (uint32_t s = 0; s < 4; ++s) {
+        const uint32_t at = 4 * u + s;
+        const Entry x = k->slot[at];
+        if (classes != 0 && IsPrimary(x) && (classes & OverflowBit(x)) != 0) {
+          *evicted = x;
+          ShiftPath(k, at, u, roots, parent, e);
+          return true;
+        }
+        if (!expand) continue;
+        const uint32_t v = Other(x, u);
+        if ((seen >> v) & 1) continue;
+        seen |= uint64_t{1} << v;
+        parent[v] = static_cast<uint8_t>(at);
+        depth[v] = static_cast<uint8_t>(depth[u] + 1);
+        if (classes == 0 && k->fill.Get(v) < 4) {
+          k->Append(v, x);
+          ShiftPath(k, at, u, roots, parent, e);
+          return true;
+        }
+        queue[tail++] = static_cast<uint8_t>(v);
       }
     }
-    return homeless;
+    return false;
+  }
+
+  // Slot `hole` of bucket u is free: moves into it the entry whose move
+  // reached u, and so on back to a root bucket, whose freed slot takes e.
+  static void ShiftPath(Block* k, uint32_t hole, uint32_t u, uint64_t roots,
+                        const uint8_t* parent, Entry e) {
+    while (((roots >> u) & 1) == 0) {
+      const uint32_t from = parent[u];
+      k->slot[hole] = k->slot[from];
+      hole = from;
+      u = from / 4;
+    }
+    k->slot[hole] = e;
+  }
+
+  void StashHash(uint64_t h) {
+    const BlockedSlot s = BlockedPlace<S>(h, p_.num_blocks, seed_mix_);
+    sc_.stash.push_back(
+        BlockedOverflowOf(s.g, s.block, p_.num_blocks).stash_key);
+  }
+
+  // Packs every bucket once with the semi-sorted codec, and the overflow
+  // bits into the last byte. The block is assembled in registers and
+  // stored once (bucket-by-bucket read-modify-writes of overlapping words
+  // stalled on store forwarding).
+  static void Pack(const Block& k, uint8_t* dst) {
+    constexpr int kBits = S::kBucketBits;
+    static_assert(kBits <= 64, "a bucket fits one word");
+    uint64_t w[kBlockBytes / 8 + 1] = {};
+    for (uint32_t j = 0; j < kNb; ++j) {
+      const Entry* e = k.slot + 4 * j;
+      const uint32_t f = k.fill.Get(j);
+      const uint32_t fps[4] = {f > 0 ? Fp(e[0]) : 0, f > 1 ? Fp(e[1]) : 0,
+                               f > 2 ? Fp(e[2]) : 0, f > 3 ? Fp(e[3]) : 0};
+      const uint64_t word =
+          static_cast<uint64_t>(BucketCodec<S>::EncodeSemiSorted(fps));
+      const uint32_t pos = j * kBits;
+      const uint32_t shift = pos & 63;
+      w[pos >> 6] |= word << shift;
+      if (shift + kBits > 64) w[(pos >> 6) + 1] |= word >> (64 - shift);
+    }
+    w[kBlockBytes / 8 - 1] |= uint64_t{k.overflow} << 56;
+    for (size_t i = 0; i < kBlockBytes / 8; ++i) StoreLE(dst + 8 * i, w[i]);
   }
 
   const BlockedBuildParams& p_;
   BlockedScratch& sc_;
   const uint64_t seed_mix_;
-  uint64_t rng_;
-  // Set once every primary item is in place: from then on each block's
-  // record holds its most frequent class.
-  bool primaries_placed_ = false;
+  uint8_t* out_ = nullptr;
+  Block block_;
+  // The first blocks, unpacked, and their items (sc_.wrap_items, block b's
+  // from wrap_start_[b]): the last block's overflow goes to block 0.
+  static constexpr uint32_t kWrapBlocks = 8;
+  Block wrap_[kWrapBlocks];
+  uint32_t wrap_start_[kWrapBlocks + 1] = {};
+  uint64_t overflowed_ = 0;
+  uint64_t overflow_bits_ = 0;
 };
 
 }  // namespace
@@ -472,7 +479,7 @@ size_t EncodeBlockedTrailer(const BlockedBuildParams& params,
                             const BlockedBuildResult& r, uint8_t* out) {
   Trailer t = Trailer::ForLayout(params.fingerprint_bits, 4,
                                  /*semi_sort=*/true);
-  t.format_version = kFormatVersionBlocked;
+  t.format_version = kFormatVersionBlockedNext;
   t.num_buckets = params.num_blocks;
   t.num_items = r.num_items;
   t.seed = params.seed;
@@ -493,6 +500,8 @@ bool ParseBlockedFilter(const char* data, size_t size, BlockedView* view,
   view->ref.seed_mix = BlockedSeedMix(t.seed);
   view->ref.stash = base + static_cast<size_t>(t.num_buckets) * kBlockBytes;
   view->ref.stash_size = t.victim_fp;
+  view->ref.next_block_secondary =
+      t.format_version == kFormatVersionBlockedNext;
   view->fingerprint_bits = t.fingerprint_bits;
   view->num_items = t.num_items;
   view->seed = t.seed;

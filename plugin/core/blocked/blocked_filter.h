@@ -2,35 +2,36 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
 // Construction and parsing of a blocked cuckoo table (blocked_layout.h,
-// format version 3 of filter_format.h). Internal header; RocksDB-free.
+// format versions 3 and 4 of filter_format.h). Internal header;
+// RocksDB-free.
 //
-// Construction from a known set of distinct hashes:
+// Construction from a known set of distinct hashes, writing format
+// version 4 (an item's secondary block is the next block):
 //
-//   1. Items are grouped by primary block, stably (a counting sort; for
-//      tables beyond the caches two, by range of blocks and then by block,
-//      so that no pass scatters writes over the whole array).
-//   2. Each block is filled on its own: an item goes to the emptier of its
-//      two buckets, else a random walk of at most max_kicks steps moves
-//      entries between their own two buckets inside the block. The item
-//      left homeless by a failed walk overflows, and the overflow bit of
-//      its class is set in the block.
-//   3. Each overflowed item is placed in its secondary block the same way,
-//      on a copy of that block that is kept only if the walk succeeds (so
-//      the items already there stay); otherwise its 32-bit stash key goes to
-//      the stash.
-//   4. Every bucket is packed once with the core's semi-sorted codec.
-// Every item is stored, even when an equal fingerprint is already in one of
-// its buckets: unlike the global table (whose second bucket follows from the
-// first and the fingerprint), an equal entry may belong to an item with a
-// different bucket pair and move away later. Entries only ever move between
-// their own two buckets of one block, so every item stays findable. O(n)
-// expected.
-//
-// Memory: an unpacked entry (BlockedEntry, 8 bytes) per slot carries what
-// steps 2 and 3 need of its item (buckets, class, secondary block), so a
-// walk or a secondary placement reads only the block's own entries; step 3,
-// whose blocks are random ones, prefetches them. Step 1 needs 8 bytes per
-// item besides the input.
+//   1. Items are grouped by primary block, stably (input order within a
+//      block): a first pass scatters them by range of blocks, then each
+//      range is grouped by block in a cache-resident buffer and its blocks
+//      are filled right away, in order.
+//   2. Block b, unpacked in a small local array, takes first the items that
+//      overflowed from block b - 1 (whose only other place is the stash),
+//      then its own items: each into the emptier of its two buckets, else
+//      along the shortest path of moves (each entry between its own two
+//      buckets) to a bucket with room, found by a breadth-first search over
+//      the block's buckets (at most one visit each, so a search that fails
+//      costs no more than one that succeeds). An item without room
+//      overflows to block b + 1, or, when its overflow class is not yet set
+//      in b, a reachable item of a class that is (before any is, of b's
+//      most frequent class) is evicted instead, so that few overflow bits
+//      are set. The block is then packed (the core's semi-sorted codec).
+//   3. The last block's overflow goes to block 0, which takes it as any
+//      block takes its predecessor's (the first 8 blocks are kept unpacked
+//      for this); what the 8th cannot take goes to the stash.
+// Entries only ever move between their own two buckets of one block, so
+// every item stays findable. Every item is stored, even when an equal
+// fingerprint is already in one of its buckets (an equal entry may belong
+// to an item with a different bucket pair). O(n) expected; besides the
+// input, the memory is one array of n hashes (the first pass's output) and
+// a few cache-sized buffers.
 #ifndef CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
 #define CUCKOO_PLUGIN_CORE_BLOCKED_BLOCKED_FILTER_H_
 
@@ -51,11 +52,13 @@ struct BlockedBuildParams {
   int fingerprint_bits = 0;  // 4..16 (semi-sorted buckets of four)
   uint32_t num_blocks = 0;   // >= 1
   uint32_t seed = 0;
-  int max_kicks = 100;     // relocation steps of one walk inside a block
+  // Longest path of moves inside a block when placing an item (0: an item
+  // goes only to a free slot of its own two buckets).
+  int max_kicks = 100;
   uint32_t max_stash = 0;  // build fails if more items need the stash
   // Tests only: how the builder groups the items by block, which does not
-  // change the result: -1 chooses by size, 32 sorts in one pass, 0..31 in
-  // two passes (by ranges of 2^group_range_bits blocks, then by block).
+  // change the result: -1 chooses by size, 32 groups all blocks at once,
+  // 0..31 by ranges of 2^group_range_bits blocks first.
   int group_range_bits = -1;
 };
 
@@ -67,37 +70,33 @@ struct BlockedBuildResult {
   uint64_t overflow_bits = 0;  // overflow bits set, over all blocks
 };
 
-// One slot of a builder's unpacked table: what the builder needs of the
-// item stored there, so that neither moving it within its block nor sending
-// it to its secondary block reads its hash. Trivial: a value-initialized
-// entry (BlockedEntry()) is empty.
-struct BlockedEntry {
-  uint32_t block2;  // the item's secondary block
-  uint16_t fp;      // fingerprint (>= 1; 0: the slot is empty)
-  // Bits 0-5 and 6-11: the item's two buckets; 12-14: its overflow class;
-  // 15: stored in its primary block.
-  uint16_t meta;
-};
-
-// An item overflowed from its primary block, waiting for its secondary.
-struct BlockedPending {
-  BlockedEntry entry;
-  uint32_t block = 0;  // its primary block
-};
-
-// Memory of a builder reused across filters.
+// Memory of a builder, reused across filters (BuildBlockedTable only grows
+// it; its capacity is about 8 bytes per item of the largest filter built).
 struct BlockedScratch {
-  ScratchArray<uint64_t> sorted;  // hashes grouped by primary block
-  std::vector<uint32_t> starts;   // block b: sorted[starts[b], starts[b+1])
-  std::vector<uint32_t> range_starts;  // GroupByBlock's first pass
-  std::vector<uint64_t> range;         // GroupByBlock's second pass
-  // Per block, its slots' entries and then its own record (an entry whose
-  // block2 holds the block's number of entries, fp its overflow bits and meta
-  // the overflow class most frequent among its primary items), so that
-  // placing an item in a random block reads one contiguous record.
-  ScratchArray<BlockedEntry> entries;
-  std::vector<BlockedPending> pending;  // overflowed items
+  // An item overflowed from its primary block, on its way to the next one:
+  // its unpacked entry and its hash (for the stash).
+  struct Pending {
+    uint64_t entry;
+    uint64_t hash;
+  };
+  ScratchArray<uint64_t> grouped;      // hashes grouped by range of blocks
+  std::vector<uint32_t> range_starts;  // the first pass's cursors
+  ScratchArray<uint64_t> local;        // one range grouped by block
+  std::vector<uint32_t> starts;        // block b: local[starts[b], ...)
+  std::vector<Pending> incoming;       // overflow of the previous block
+  std::vector<Pending> outgoing;       // overflow of the current block
   std::vector<uint32_t> stash;
+  std::vector<uint64_t> wrap_items;  // the first blocks' items
+
+  // Bytes held (for a cache of scratch memory that bounds what it keeps).
+  size_t CapacityBytes() const {
+    return grouped.capacity() * sizeof(uint64_t) +
+           local.capacity() * sizeof(uint64_t) +
+           (range_starts.capacity() + starts.capacity() + stash.capacity()) *
+               sizeof(uint32_t) +
+           wrap_items.capacity() * sizeof(uint64_t) +
+           (incoming.capacity() + outgoing.capacity()) * sizeof(Pending);
+  }
 };
 
 // Builds the blocks of the hashes in `spans` (n distinct hashes in total)
@@ -111,14 +110,14 @@ BlockedBuildResult BuildBlockedTable(const cuckoo::internal::HashSpan* spans,
                                      const BlockedBuildParams& params,
                                      BlockedScratch* scratch, uint8_t* out);
 
-// Writes the version 3 trailer (filter_format.h) after the blocks and stash
+// Writes the version 4 trailer (filter_format.h) after the blocks and stash
 // that BuildBlockedTable(params, ...) wrote to out, which needs room for
 // 4 * r.stash_size + kTrailerSize bytes after the blocks. Returns the size of
-// the whole filter block. The one place that assembles a version 3 block.
+// the whole filter block. The one place that assembles a blocked block.
 size_t EncodeBlockedTrailer(const BlockedBuildParams& params,
                             const BlockedBuildResult& r, uint8_t* out);
 
-// A parsed version 3 block.
+// A parsed blocked block (format version 3 or 4).
 struct BlockedView {
   BlockedTableRef ref;
   int fingerprint_bits = 0;
@@ -126,8 +125,9 @@ struct BlockedView {
   uint32_t seed = 0;
 };
 
-// Validates a version 3 block (DecodeBlockedFilter) and points *view into
-// it (no copy). False, with a message, if it does not validate.
+// Validates a blocked block of format version 3 or 4 (DecodeBlockedFilter)
+// and points *view into it (no copy). False, with a message, if it does not
+// validate.
 bool ParseBlockedFilter(const char* data, size_t size, BlockedView* view,
                         std::string* error);
 

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only
 
 // The blocked ("one cache line") cuckoo layout for immutable filters (SST
-// filter blocks, format version 3): placement arithmetic and the inline
-// lookup. Internal header; RocksDB-free.
+// filter blocks, format versions 3 and 4): placement arithmetic and the
+// inline lookup. Internal header; RocksDB-free.
 //
 // A key's hash selects one 64-byte block, and both of its candidate buckets
 // lie inside that block, so a negative lookup reads one cache line (as a
@@ -33,9 +33,16 @@
 // Items that do not fit in their block (a block holds at most 4 * nb, and
 // the number of keys hashed to a block varies) go to a secondary block,
 // and the overflow bit of their class is set in the primary block:
-//   block2 = FastRange32(lo32(g), B - 1), skipping `block` (B > 1)
+//   format 4:  block2 = block + 1, or 0 for the last block
+//   format 3:  block2 = FastRange32(lo32(g), B - 1), skipping `block` (B > 1)
+//              (read, no longer written)
 // with the same in-block buckets i1, i2. An item that fits neither block is
 // kept in the stash, a sorted array of 32-bit keys hi32(g) after the blocks.
+// (With B = 1, block2 is the block itself: overflowed items are in the
+// stash.) Format 4's neighbour lets the builder fill the blocks in order,
+// each from a cache-resident buffer, since an overflowed item only ever
+// waits for the next block; and a lookup's second block is the adjacent
+// 64 bytes of memory.
 // A lookup reads the primary block, and the secondary block only if the
 // item's overflow bit is set (then, if the stash is not empty, it also
 // binary-searches the stash). Lines touched by a negative lookup:
@@ -87,8 +94,9 @@ struct BlockedSlot {
   uint32_t fp = 0;
   uint32_t i1 = 0;
   uint32_t i2 = 0;
-  uint32_t overflow_bit = 0;  // mask of the item's overflow class
-  uint64_t g = 0;             // for the secondary block and stash key
+  uint32_t overflow_class = 0;  // 0..7
+  uint32_t overflow_bit = 0;    // 1 << overflow_class
+  uint64_t g = 0;               // for the secondary block and stash key
 };
 
 inline uint64_t BlockedSeedMix(uint32_t seed) {
@@ -122,11 +130,13 @@ inline BlockedSlot BlockedPlace(uint64_t hash, uint32_t num_blocks,
   uint32_t i2 = s.i1 + 1 + static_cast<uint32_t>(t >> 32);
   i2 -= i2 >= kNb ? kNb : 0;
   s.i2 = i2;
-  s.overflow_bit = uint32_t{1} << (static_cast<uint32_t>(t) >> 29);
+  s.overflow_class = static_cast<uint32_t>(t) >> 29;
+  s.overflow_bit = uint32_t{1} << s.overflow_class;
   return s;
 }
 
-// Secondary block and stash key of an item (only when it overflowed).
+// Format 3's secondary block and the stash key of an item (only when it
+// overflowed).
 struct BlockedOverflow {
   uint32_t block2 = 0;
   uint32_t stash_key = 0;
@@ -191,7 +201,21 @@ struct BlockedTableRef {
   uint64_t seed_mix = 0;            // BlockedSeedMix(seed)
   const uint8_t* stash = nullptr;   // stash_size little-endian u32, sorted
   uint32_t stash_size = 0;
+  bool next_block_secondary = true;  // format 4 (false: format 3)
 };
+
+// The secondary block of an item whose primary block is `block` (format 4).
+inline uint32_t BlockedNextBlock(uint32_t block, uint32_t num_blocks) {
+  const uint32_t next = block + 1;
+  return next == num_blocks ? 0 : next;
+}
+
+// The secondary block of an item in table t, either format.
+inline uint32_t BlockedSecondaryBlock(const BlockedTableRef& t,
+                                      const BlockedSlot& s) {
+  if (t.next_block_secondary) return BlockedNextBlock(s.block, t.num_blocks);
+  return BlockedOverflowOf(s.g, s.block, t.num_blocks).block2;
+}
 
 inline bool StashHas(const BlockedTableRef& t, uint32_t key) {
   uint32_t lo = 0, hi = t.stash_size;
@@ -222,16 +246,14 @@ struct BlockedTable {
   // The secondary block of an item (read only when it overflowed).
   static const uint8_t* SecondaryBlock(const BlockedTableRef& t,
                                        const BlockedSlot& s) {
-    return BlockAddress(t,
-                        BlockedOverflowOf(s.g, s.block, t.num_blocks).block2);
+    return BlockAddress(t, BlockedSecondaryBlock(t, s));
   }
 
   // The item's two buckets in its secondary block, then the stash: the
   // rest of a probe when the item's overflow bit is set.
   static bool ProbeSecondary(const BlockedTableRef& t, const BlockedSlot& s) {
-    const BlockedOverflow o = BlockedOverflowOf(s.g, s.block, t.num_blocks);
-    return BlockedPairHas<S>(BlockAddress(t, o.block2), s) ||
-           (t.stash_size != 0 && StashHas(t, o.stash_key));
+    return BlockedPairHas<S>(SecondaryBlock(t, s), s) ||
+           (t.stash_size != 0 && StashHas(t, static_cast<uint32_t>(s.g >> 32)));
   }
 
   // Probe of an item whose slot is computed: its two buckets in the primary

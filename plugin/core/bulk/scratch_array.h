@@ -31,6 +31,12 @@ class ScratchArray {
       capacity_ = n;
     }
   }
+  size_t capacity() const { return capacity_; }
+  // Frees the memory.
+  void Release() {
+    data_.reset();
+    capacity_ = 0;
+  }
   T* data() { return data_.get(); }
   const T* data() const { return data_.get(); }
   T& operator[](size_t i) { return data_[i]; }

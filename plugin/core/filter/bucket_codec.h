@@ -175,21 +175,27 @@ struct BucketCodec {
     }
   }
 
+  // The kBucketBits-bit word of a semi-sorted bucket holding `entries`
+  // (0 = empty slot), in any order.
+  static Word EncodeSemiSorted(const uint32_t (&entries)[4]) {
+    static_assert(S::kSemiSort && S::kSlots == 4, "semi-sorted buckets");
+    uint32_t e[4] = {entries[0], entries[1], entries[2], entries[3]};
+    SortFour(e);
+    uint32_t packed_nibbles = 0;
+    Word word = 0;
+    for (int j = 0; j < 4; ++j) {
+      packed_nibbles |= (e[j] >> S::kLowBits) << (4 * j);
+      word |= Word{e[j] & ((uint32_t{1} << S::kLowBits) - 1)}
+              << (12 + j * S::kLowBits);
+    }
+    return word | SemiSortEncode(packed_nibbles);
+  }
+
   // Writes all entries of a bucket. Semi-sorted buckets are re-sorted.
   static void Write(uint8_t* table, uint64_t bucket,
                     const uint32_t (&entries)[S::kSlots]) {
     if constexpr (S::kSemiSort) {
-      uint32_t e[4] = {entries[0], entries[1], entries[2], entries[3]};
-      SortFour(e);
-      uint32_t packed_nibbles = 0;
-      Word word = 0;
-      for (int j = 0; j < 4; ++j) {
-        packed_nibbles |= (e[j] >> S::kLowBits) << (4 * j);
-        word |= Word{e[j] & ((uint32_t{1} << S::kLowBits) - 1)}
-                << (12 + j * S::kLowBits);
-      }
-      word |= SemiSortEncode(packed_nibbles);
-      StoreWord(table, WordBitPos(bucket, 0), word);
+      StoreWord(table, WordBitPos(bucket, 0), EncodeSemiSorted(entries));
     } else {
       for (int w = 0; w < S::kWordsPerBucket; ++w) {
         Word word = 0;

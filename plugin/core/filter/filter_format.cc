@@ -144,7 +144,8 @@ bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,
   const char* p = data + size - kTrailerSize;
   uint8_t flags = 0;
   const Trailer t = ReadTrailerFields(p, &flags);
-  if (t.format_version != kFormatVersionBlocked) {
+  if (t.format_version != kFormatVersionBlocked &&
+      t.format_version != kFormatVersionBlockedNext) {
     return Fail(error, "not a blocked filter (format version " +
                            std::to_string(t.format_version) + ")");
   }
@@ -194,7 +195,8 @@ bool ResealChecksum(char* data, size_t size) {
     StoreLE<uint32_t>(p + 24, BlockChecksum(p, 0, version));
     return true;
   }
-  if (version != kFormatVersion && version != kFormatVersionBlocked) {
+  if (version != kFormatVersion && version != kFormatVersionBlocked &&
+      version != kFormatVersionBlockedNext) {
     return false;
   }
   StoreLE<uint32_t>(p + 24, BlockChecksum(data, size - kTrailerSize, version));

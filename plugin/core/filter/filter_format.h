@@ -43,6 +43,10 @@
 //   |  31  u8  format_version      |  3
 //   +------------------------------+
 //
+// Format version 4 is version 3 with another secondary block: an item's
+// overflow goes to the next block (blocked_layout.h) instead of a block
+// chosen from its hash. Same fields; readers before version 4 reject it.
+//
 // Checksum (the trailer copied with the checksum field set to 0):
 //   version 1: XXH32(trailer, seed "CUK1"): covers the trailer only, so a
 //              damaged bucket array goes unnoticed (read, never written).
@@ -69,7 +73,8 @@ constexpr size_t kTrailerSize = 32;
 // Written by every encoder; version 1 blocks are still read.
 constexpr uint8_t kFormatVersion = 2;
 constexpr uint8_t kFormatVersionTrailerChecksum = 1;
-constexpr uint8_t kFormatVersionBlocked = 3;
+constexpr uint8_t kFormatVersionBlocked = 3;      // read, no longer written
+constexpr uint8_t kFormatVersionBlockedNext = 4;  // written by the builder
 constexpr uint8_t kFlagSemiSort = 1;
 
 // The trailer's fields: a table's geometry (for version 3, num_buckets is
@@ -102,7 +107,7 @@ void EncodeTrailer(const Trailer& trailer, char* block, uint64_t table_bytes);
 bool DecodeFilter(const char* data, size_t size, Trailer* trailer,
                   uint64_t* table_bytes, std::string* error);
 
-// Parses and validates a version 3 (blocked) block: trailer fields, sizes,
+// Parses and validates a version 3 or 4 (blocked) block: trailer fields, sizes,
 // the whole-block checksum and the order of the stash. On success sets
 // *trailer (num_buckets = blocks, victim_fp = stash size) and returns true.
 bool DecodeBlockedFilter(const char* data, size_t size, Trailer* trailer,

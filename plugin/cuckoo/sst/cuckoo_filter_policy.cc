@@ -296,9 +296,11 @@ FilterBitsReader* NewBlockedReader(const Slice& contents, std::string* error) {
 }
 
 bool IsBlockedBlock(const Slice& contents) {
-  return contents.size() >= cuckoo::internal::kTrailerSize &&
-         static_cast<uint8_t>(contents.data()[contents.size() - 1]) ==
-             cuckoo::internal::kFormatVersionBlocked;
+  if (contents.size() < cuckoo::internal::kTrailerSize) return false;
+  const uint8_t version =
+      static_cast<uint8_t>(contents.data()[contents.size() - 1]);
+  return version == cuckoo::internal::kFormatVersionBlocked ||
+         version == cuckoo::internal::kFormatVersionBlockedNext;
 }
 
 // Returns a reader for a block, or null (with *error) if it does not

@@ -43,9 +43,10 @@ struct PolicyConfig {
   bool semi_sort = false;
   // Name() lists the layout (the explicit string form) when true.
   bool explicit_layout = false;
-  // The one-cache-line layout for immutable filters (format version 3,
-  // blocked_layout.h): semi-sorted buckets of 4, both in one 64-byte block.
-  // "buckets" are then 64-byte blocks in the sizing functions below.
+  // The one-cache-line layout for immutable filters (format version 4,
+  // version 3 still read; blocked_layout.h): semi-sorted buckets of 4, both in
+  // one 64-byte block. "buckets" are then 64-byte blocks in the sizing
+  // functions below.
   bool blocked = false;
 
   // Bits of one bucket in the packed table (blocked: of one block).
