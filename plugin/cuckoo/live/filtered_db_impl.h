@@ -93,6 +93,13 @@
 namespace rocksdb_cuckoo {
 namespace live {
 
+// Before DB::Open (FilteredDB::Open, FilteredTransactionDB::Open,
+// FilteredOptimisticTransactionDB::Open; filtered_db_open.cc): checks the
+// options and reads what the checkpoints are checked against.
+ROCKSDB_NAMESPACE::Status BeforeOpen(
+    const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
+    const FilteredDBOptions& filtered_options, PreOpenFacts* pre_open);
+
 class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
  public:
   using ColumnFamilyHandle = ROCKSDB_NAMESPACE::ColumnFamilyHandle;
@@ -231,6 +238,33 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   void WaitForFilterRebuilds() override;
   void WaitForDeleteChecks() override { ExclusiveLock lock(this); }
 
+  // ------------------------------------------------------------ transactions
+  // The entry points of FilteredTransactionDB and
+  // FilteredOptimisticTransactionDB (filtered_txn*.cc), which put this object
+  // over a TransactionDB or an OptimisticTransactionDB.
+  //
+  // A write of `ops` whose DB part is `write` (a transaction's commit, or a
+  // batch whose keys the caller has locked): the protocol of Write(batch),
+  // under the same locks. The caller may hold RocksDB key locks (they come
+  // before the filter's locks); `write` must not wait for a lock that is
+  // held while waiting for a filter lock. If `write` fails with a status for
+  // which `unwritten` returns true (nothing reached the WAL or a memtable),
+  // the fingerprints inserted for it are erased again. The keys of `ops`
+  // must stay valid until the call returns.
+  Status WriteForTransaction(const WriteOptions& wo, std::vector<Op>* ops,
+                             const std::function<Status()>& write,
+                             bool (*unwritten)(const Status&));
+  // KnownAbsent, for a read of a transaction that found no entry for the
+  // key in its own batch.
+  bool KnownAbsentForTransaction(const ReadOptions& ro, ColumnFamilyHandle* cf,
+                                 const Slice& key, bool multiget) const {
+    return KnownAbsent(ro, cf, key,
+                       multiget ? ReadKind::kMultiGet : ReadKind::kGet);
+  }
+  // The filtered families by column family id (null: not filtered), as
+  // BatchCollector takes them.
+  const std::vector<CfState*>* FamiliesById() const { return &by_id_; }
+
  private:
   // The state of a filtered, not dropped column family (nullptr = default).
   CfState* State(ColumnFamilyHandle* cf) const;
@@ -278,9 +312,11 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // one is wanted.
   void AfterWriteShared(const std::vector<Op>& ops);
   class StripeLocks;
+  // `unwritten`: see WriteForTransaction (null: never undo).
   template <typename WriteFn>
   Status WriteFiltered(const WriteOptions& wo, std::vector<Op>* ops,
-                       WriteFn&& write);
+                       WriteFn&& write,
+                       bool (*unwritten)(const Status&) = nullptr);
   // A single-key write: under the shared writer lock and the key's stripe
   // (WriteOneShared), or, when the table is too full to insert without
   // growing, under the exclusive lock (WriteOneExclusive).

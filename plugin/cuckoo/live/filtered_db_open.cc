@@ -274,6 +274,35 @@ void FilteredDBImpl::Info(const char* format, ...) const {
 
 }  // namespace live
 
+namespace live {
+
+// Declared in filtered_db_impl.h (also used by filtered_txn_db.cc).
+// Checks the options (snapshot_dir must be a directory or creatable) and,
+// before DB::Open writes a new MANIFEST and releases WAL files, reads what
+// the checkpoints are checked against (checkpoint_file.h).
+Status BeforeOpen(const ROCKSDB_NAMESPACE::DBOptions& db_options,
+                  const std::string& name,
+                  const FilteredDBOptions& filtered_options,
+                  PreOpenFacts* pre_open) {
+  const std::string invalid =
+      ValidateLiveKeyFilterOptions(filtered_options.filter);
+  if (!invalid.empty()) {
+    return Status::InvalidArgument("FilteredDB: " + invalid);
+  }
+  if (filtered_options.recent_keys > RecentKeys::kMaxKeys) {
+    return Status::InvalidArgument("FilteredDB: recent_keys above " +
+                                   std::to_string(RecentKeys::kMaxKeys));
+  }
+  *pre_open = PreOpenFacts();
+  if (filtered_options.snapshot_dir.empty()) return Status::OK();
+  const SnapshotStore store(db_options.env, filtered_options.snapshot_dir,
+                            nullptr);
+  return GatherPreOpenFacts(db_options.env, name, db_options.wal_dir, store,
+                            pre_open);
+}
+
+}  // namespace live
+
 namespace {
 
 using live::FilteredDBImpl;
@@ -305,29 +334,6 @@ Status Wrap(DB* raw, const std::vector<ColumnFamilyHandle*>& filter_handles,
   return Status::OK();
 }
 
-// Checks the options (snapshot_dir must be a directory or creatable) and,
-// before DB::Open writes a new MANIFEST and releases WAL files, reads what
-// the checkpoints are checked against (checkpoint_file.h).
-Status BeforeOpen(const DBOptions& db_options, const std::string& name,
-                  const FilteredDBOptions& filtered_options,
-                  live::PreOpenFacts* pre_open) {
-  const std::string invalid =
-      ValidateLiveKeyFilterOptions(filtered_options.filter);
-  if (!invalid.empty()) {
-    return Status::InvalidArgument("FilteredDB: " + invalid);
-  }
-  if (filtered_options.recent_keys > live::RecentKeys::kMaxKeys) {
-    return Status::InvalidArgument("FilteredDB: recent_keys above " +
-                                   std::to_string(live::RecentKeys::kMaxKeys));
-  }
-  *pre_open = live::PreOpenFacts();
-  if (filtered_options.snapshot_dir.empty()) return Status::OK();
-  const live::SnapshotStore store(db_options.env, filtered_options.snapshot_dir,
-                                  nullptr);
-  return live::GatherPreOpenFacts(db_options.env, name, db_options.wal_dir,
-                                  store, pre_open);
-}
-
 }  // namespace
 
 Status FilteredDB::Open(const Options& options, const std::string& name,
@@ -335,7 +341,7 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
                         std::unique_ptr<FilteredDB>* db) {
   db->reset();
   live::PreOpenFacts pre_open;
-  Status s = BeforeOpen(options, name, filtered_options, &pre_open);
+  Status s = live::BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
@@ -358,7 +364,7 @@ Status FilteredDB::Open(
     std::unique_ptr<FilteredDB>* db) {
   db->reset();
   live::PreOpenFacts pre_open;
-  Status s = BeforeOpen(db_options, name, filtered_options, &pre_open);
+  Status s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR

@@ -88,6 +88,13 @@ Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
 
 // ------------------------------------------------------------ protocol
 
+Status FilteredDBImpl::WriteForTransaction(const WriteOptions& wo,
+                                           std::vector<Op>* ops,
+                                           const std::function<Status()>& write,
+                                           bool (*unwritten)(const Status&)) {
+  return WriteFiltered(wo, ops, write, unwritten);
+}
+
 template <typename WriteFn>
 Status FilteredDBImpl::WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
                                 WriteFn&& write) {
@@ -256,7 +263,8 @@ void FilteredDBImpl::AfterWriteShared(const std::vector<Op>& ops) {
 
 template <typename WriteFn>
 Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
-                                     std::vector<Op>* ops, WriteFn&& write) {
+                                     std::vector<Op>* ops, WriteFn&& write,
+                                     bool (*unwritten)(const Status&)) {
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   recent_keys_.Clear();  // not kept up to date under the exclusive lock
@@ -293,6 +301,12 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
   // write keeps them (the filter stays a superset).
   if (s.ok()) {
     for (const auto& e : plan.erases) {
+      e.first->filter->Erase(cuckoo::KeyHash(e.second));
+    }
+  } else if (unwritten != nullptr && unwritten(s)) {
+    // Nothing was written: the copies inserted for it go again (copies of a
+    // fingerprint are interchangeable), leaving the filter as it was.
+    for (const auto& e : plan.inserts) {
       e.first->filter->Erase(cuckoo::KeyHash(e.second));
     }
   }
