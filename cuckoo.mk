@@ -43,6 +43,8 @@ cuckoo_SOURCES-y = \
 	plugin/cuckoo/live/filtered_db_read.cc \
 	plugin/cuckoo/live/filtered_db_rebuild.cc \
 	plugin/cuckoo/live/filtered_db_write.cc \
+	plugin/cuckoo/live/filtered_txn.cc \
+	plugin/cuckoo/live/filtered_txn_db.cc \
 	plugin/cuckoo/live/rebuilder.cc \
 	plugin/cuckoo/live/recent_keys.cc \
 	plugin/cuckoo/live/snapshot_store.cc \
@@ -63,6 +65,7 @@ cuckoo_HEADERS-y = \
 	include/cuckoo/typed_lookup.h \
 	include/rocksdb_cuckoo/filter_policy.h \
 	include/rocksdb_cuckoo/filtered_db.h \
+	include/rocksdb_cuckoo/filtered_transaction_db.h \
 	include/rocksdb_cuckoo/statistics.h \
 	include/rocksdb_cuckoo/version.h
 

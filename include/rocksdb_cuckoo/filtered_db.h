@@ -62,9 +62,10 @@
 //   filter's effects of writes after X are not logged yet: a checkpoint
 //   followed by writes is stale; docs/recovery_design.md.)
 // - Not supported: comparators that treat different bytes as equal,
-//   column families with user-defined timestamps, TransactionDB, secondary
-//   and read-only instances. Column families created after Open are not
-//   filtered. Keys removed by a compaction filter or TTL leave harmless
+//   column families with user-defined timestamps, a TransactionDB under
+//   FilteredDB (use FilteredTransactionDB, filtered_transaction_db.h),
+//   secondary and read-only instances. Column families created after Open are
+//   not filtered. Keys removed by a compaction filter or TTL leave harmless
 //   extra positives until the next rebuild.
 //
 // Observability:
