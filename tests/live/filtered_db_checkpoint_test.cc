@@ -206,6 +206,55 @@ TEST(FilteredDBCheckpoint, LoadedInTheBackgroundWithWritesMeanwhile) {
   EXPECT_GE(Stats(db.get()).reads_absent, 1u);
 }
 
+// The checkpoint is read and validated while DB::Open runs: what the load
+// after Open installs is the file as it was then (here the file is gone by
+// the time the load starts), and the image is judged as before (a DB that
+// another program wrote to meanwhile is not covered by it).
+TEST(FilteredDBCheckpoint, ImageIsReadWhileTheDBOpens) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 4000));
+  {
+    Pause pause("LoadCheckpoint:Begin");
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path,
+                                 CheckpointOptions(snap), &db)
+                    .ok());
+    ASSERT_TRUE(pause.WaitReached());
+    std::filesystem::remove(SnapFile(snap));
+    pause.Release();
+    db->WaitForFilterRebuilds();
+    FilteredDBStats s = Stats(db.get());
+    EXPECT_EQ(s.snapshot_status, "used");
+    EXPECT_TRUE(s.loaded_from_snapshot);
+    EXPECT_EQ(s.keys_scanned, 0u);
+    EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 4000u);
+    EXPECT_EQ(FalseNegatives(db.get()), 0u);
+    ASSERT_TRUE(db->Close().ok());  // writes a checkpoint again
+  }
+  ASSERT_TRUE(std::filesystem::exists(SnapFile(snap)));
+  // Written by plain RocksDB after the checkpoint: refused, with the image
+  // read during DB::Open, and the keys found by the scan.
+  {
+    std::unique_ptr<ROCKSDB_NAMESPACE::DB> plain;
+    ASSERT_TRUE(cuckoo_test::OpenDB(test::TestOptions(), path, &plain).ok());
+    ASSERT_TRUE(plain->Put(WriteOptions(), Key(9000), "v").ok());
+    ASSERT_TRUE(plain->Close().ok());
+  }
+  std::unique_ptr<FilteredDB> db;
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), path, CheckpointOptions(snap), &db)
+          .ok());
+  db->WaitForFilterRebuilds();
+  FilteredDBStats s = Stats(db.get());
+  EXPECT_FALSE(s.loaded_from_snapshot);
+  EXPECT_NE(s.snapshot_status.find("ignored"), std::string::npos)
+      << s.snapshot_status;
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  std::string value;
+  EXPECT_TRUE(db->Get(ReadOptions(), Key(9000), &value).ok());
+}
+
 // A Close during the load waits for it and persists again; the next Open
 // uses the checkpoint.
 TEST(FilteredDBCheckpoint, CloseDuringTheLoadLeavesACheckpoint) {

@@ -166,6 +166,22 @@ std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain) {
   return lines;
 }
 
+CheckpointPreload PreloadCheckpoint(
+    Env* env, const std::string& path,
+    const cuckoo::LiveKeyFilterOptions& options) {
+  return std::make_shared<std::future<DecodedCheckpoint>>(
+      std::async(std::launch::async, [env, path, options] {
+        DecodedCheckpoint d;
+        std::string data;
+        d.read = ROCKSDB_NAMESPACE::ReadFileToString(env, path, &data);
+        if (d.read.ok()) {
+          d.builder = cuckoo::LiveKeyFilter::DecodeSnapshot(
+              options, data, &d.identity, &d.why);
+        }
+        return d;
+      }));
+}
+
 Status GatherPreOpenFacts(Env* env, const std::string& dbname,
                           const std::string& wal_dir,
                           const SnapshotStore& store, PreOpenFacts* facts) {

@@ -28,11 +28,14 @@
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_CHECKPOINT_FILE_H_
 
 #include <cstdint>
+#include <future>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cuckoo/live_key_filter.h"
 #include "rocksdb/env.h"
 #include "rocksdb/status.h"
 #include "rocksdb/types.h"
@@ -86,6 +89,20 @@ struct ChainEntry {
 std::vector<ChainEntry> ParseChain(const std::vector<std::string>& lines);
 std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain);
 
+// A checkpoint file read and validated (cuckoo::LiveKeyFilter::
+// DecodeSnapshot) on a thread of its own while DB::Open runs.
+struct DecodedCheckpoint {
+  ROCKSDB_NAMESPACE::Status read;                           // of the file
+  std::unique_ptr<cuckoo::LiveKeyFilter::Builder> builder;  // null: see why
+  std::string identity;
+  std::string why;
+};
+using CheckpointPreload = std::shared_ptr<std::future<DecodedCheckpoint>>;
+// Starts reading and decoding `path` for a filter with `options`.
+CheckpointPreload PreloadCheckpoint(
+    ROCKSDB_NAMESPACE::Env* env, const std::string& path,
+    const cuckoo::LiveKeyFilterOptions& options);
+
 // What FilteredDB reads before DB::Open (whose recovery may write a new
 // MANIFEST and release WAL files) about the checkpoints in snapshot_dir.
 struct PreOpenFacts {
@@ -102,6 +119,8 @@ struct PreOpenFacts {
     // VerifyWalBinding's reason, "" if it held: of the chain entry CURRENT
     // names, else of the checkpoint itself.
     std::string wal_error;
+    // The file being read and decoded (null if not started).
+    CheckpointPreload preload;
   };
   std::map<uint32_t, Found> checkpoints;  // by column family id
 };

@@ -95,7 +95,8 @@ namespace live {
 
 // Before DB::Open (FilteredDB::Open, FilteredTransactionDB::Open,
 // FilteredOptimisticTransactionDB::Open; filtered_db_open.cc): checks the
-// options and reads what the checkpoints are checked against.
+// options, reads what the checkpoints are checked against and starts
+// reading and validating the checkpoint images (PreOpenFacts::Found::preload).
 ROCKSDB_NAMESPACE::Status BeforeOpen(
     const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
     const FilteredDBOptions& filtered_options, PreOpenFacts* pre_open);
@@ -459,7 +460,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   };
 
   const FilteredDBOptions options_;
-  const PreOpenFacts pre_open_;       // read before DB::Open
+  PreOpenFacts pre_open_;             // read before DB::Open (preloads: Init)
   SequenceNumber open_sequence_ = 0;  // the DB's, right after DB::Open
   std::string open_manifest_;         // CURRENT right after DB::Open
   std::atomic<bool> open_appended_{false};

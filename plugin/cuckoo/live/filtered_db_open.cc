@@ -104,6 +104,11 @@ Status FilteredDBImpl::Init(const std::vector<ColumnFamilyHandle*>& handles) {
   }
   by_id_.assign(states_.empty() ? 0 : max_id + 1, nullptr);
   for (auto& state : states_) by_id_[state->id] = state.get();
+  // Checkpoint files of families not filtered now: their preloads are
+  // waited for and dropped here (LoadOrBuild takes the others').
+  for (auto& [cf, found] : pre_open_.checkpoints) {
+    if (cf >= by_id_.size() || by_id_[cf] == nullptr) found.preload.reset();
+  }
   for (auto& state : states_) {
     s = LoadOrBuild(state.get());
     if (!s.ok()) return s;
@@ -192,19 +197,24 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
     if (remove) snapshots_->Remove({s->id});
     return Status::Incomplete("FilteredDB: checkpoint not used: " + why);
   };
-  std::string data;
-  Status st = snapshots_->Read(s->id, &data);
-  if (!st.ok()) return refuse("read error: " + st.ToString(), false);
+  const auto found = pre_open_.checkpoints.find(s->id);
+  // Read and validated while DB::Open ran (FilteredDB::Open started it), or
+  // here.
+  DecodedCheckpoint d;
+  if (found != pre_open_.checkpoints.end() && found->second.preload &&
+      found->second.preload->valid()) {
+    d = found->second.preload->get();
+  } else {
+    d = PreloadCheckpoint(db_->GetEnv(), path, options_.filter)->get();
+  }
+  if (!d.read.ok()) return refuse("read error: " + d.read.ToString(), false);
   if (s->rebuilder->cancelled()) {
     return Status::Incomplete("FilteredDB: checkpoint load cancelled");
   }
-  std::string stored, why;
-  std::unique_ptr<Builder> builder =
-      LiveKeyFilter::DecodeSnapshot(options_.filter, data, &stored, &why);
-  data.clear();
-  data.shrink_to_fit();
-  if (builder == nullptr) return refuse(why, true);
-  const auto found = pre_open_.checkpoints.find(s->id);
+  std::string why;
+  const std::string& stored = d.identity;
+  std::unique_ptr<Builder> builder = std::move(d.builder);
+  if (builder == nullptr) return refuse(d.why, true);
   if (found == pre_open_.checkpoints.end() ||
       found->second.identity != stored) {
     return refuse("the checkpoint file changed while the DB was opened", false);
@@ -297,8 +307,18 @@ Status BeforeOpen(const ROCKSDB_NAMESPACE::DBOptions& db_options,
   if (filtered_options.snapshot_dir.empty()) return Status::OK();
   const SnapshotStore store(db_options.env, filtered_options.snapshot_dir,
                             nullptr);
-  return GatherPreOpenFacts(db_options.env, name, db_options.wal_dir, store,
-                            pre_open);
+  Status s = GatherPreOpenFacts(db_options.env, name, db_options.wal_dir, store,
+                                pre_open);
+  if (!s.ok()) return s;
+  // The images are read and validated while DB::Open runs, except those
+  // whose identity is unreadable or whose WAL binding does not hold (never
+  // used: their load after Open reports why).
+  for (auto& [cf, found] : pre_open->checkpoints) {
+    if (found.identity.empty() || !found.wal_error.empty()) continue;
+    found.preload = PreloadCheckpoint(db_options.env, store.Path(cf),
+                                      filtered_options.filter);
+  }
+  return Status::OK();
 }
 
 }  // namespace live
