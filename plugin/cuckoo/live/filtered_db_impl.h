@@ -301,14 +301,16 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // (WriteOpsShared), or, for a DeleteRange or when a table is too full to
   // take the new keys without a rescan, under the exclusive lock
   // (WriteFiltered). `write` makes the DB write.
+  // `unwritten`: see WriteForTransaction (null: never undo).
   template <typename WriteFn>
-  Status WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
-                  WriteFn&& write);
+  Status WriteOps(const WriteOptions& wo, std::vector<Op>* ops, WriteFn&& write,
+                  bool (*unwritten)(const Status&) = nullptr);
   // Returns false, having written nothing and left the filters as they
   // were, if an insert needs a rescan.
   template <typename WriteFn>
   bool WriteOpsShared(const WriteOptions& wo, std::vector<Op>* ops,
-                      WriteFn& write, Status* status);
+                      WriteFn& write, Status* status,
+                      bool (*unwritten)(const Status&));
   // After a shared write: starts a rescan (or Open's build again) where
   // one is wanted.
   void AfterWriteShared(const std::vector<Op>& ops);

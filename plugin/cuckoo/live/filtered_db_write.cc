@@ -92,23 +92,24 @@ Status FilteredDBImpl::WriteForTransaction(const WriteOptions& wo,
                                            std::vector<Op>* ops,
                                            const std::function<Status()>& write,
                                            bool (*unwritten)(const Status&)) {
-  return WriteFiltered(wo, ops, write, unwritten);
+  return WriteOps(wo, ops, write, unwritten);
 }
 
 template <typename WriteFn>
 Status FilteredDBImpl::WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
-                                WriteFn&& write) {
+                                WriteFn&& write,
+                                bool (*unwritten)(const Status&)) {
   const bool ranges = std::any_of(ops->begin(), ops->end(), [](const Op& op) {
     return op.type == OpType::kDeleteRange;
   });
   if (!ranges) {
     Status st;
-    if (WriteOpsShared(wo, ops, write, &st)) {
+    if (WriteOpsShared(wo, ops, write, &st, unwritten)) {
       AfterWriteShared(*ops);
       return st;
     }
   }
-  return WriteFiltered(wo, ops, write);
+  return WriteFiltered(wo, ops, write, unwritten);
 }
 
 // Locks stripes in ascending index order (so that writers of several keys
@@ -139,7 +140,8 @@ class FilteredDBImpl::StripeLocks {
 template <typename WriteFn>
 bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
                                     std::vector<Op>* ops, WriteFn& write,
-                                    Status* status) {
+                                    Status* status,
+                                    bool (*unwritten)(const Status&)) {
   std::shared_lock<WriterLock> shared(write_mu_);
   // Drops take the exclusive lock: a family not dropped now stays so.
   ops->erase(
@@ -233,6 +235,12 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   for (const KeyPlan& k : plan.keys) UpdateRecentKey(k, status->ok());
   if (!status->ok()) {
     release_deferred();  // nothing deleted: every fingerprint stays
+    if (unwritten != nullptr && unwritten(*status)) {
+      // Nothing was written: the copies inserted for it go again.
+      for (const auto& [cf, hash] : plan.inserts) {
+        cf->filter->Erase(cuckoo::KeyHash(hash));
+      }
+    }
     return true;
   }
   for (const auto& [cf, hash] : plan.erases) {
