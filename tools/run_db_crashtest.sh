@@ -367,15 +367,27 @@ stress() {
 }
 
 crashtest() {  # <whitebox|blackbox>
-  local mode=$1 layout dir log start rc cmd
+  local mode=$1 layout dir log start rc cmd wrapper
   for layout in ${layouts//,/ }; do
     dir="$work/db-$mode-$layout"
     log="$work/$mode-$layout.log"
-    rm -rf "$dir"
-    mkdir -p "$dir"
+    rm -rf "$dir" "$dir-options"
+    mkdir -p "$dir" "$dir-options"
+    # db_crashtest.py removes the DB after a passing run and, in blackbox
+    # mode, prints no db_stress output: a wrapper keeps the OPTIONS files
+    # that each db_stress run finds in the DB (written by the run before),
+    # as evidence of the policy the runs used.
+    wrapper="$work/stress-$mode-$layout.sh"
+    cat >"$wrapper" <<EOF
+#!/bin/sh
+for a in "\$@"; do case "\$a" in --db=*) db="\${a#--db=}" ;; esac; done
+[ -n "\$db" ] && cp "\$db"/OPTIONS-* "$dir-options/" 2>/dev/null
+exec "$stress_bin" "\$@"
+EOF
+    chmod +x "$wrapper"
     # shellcheck disable=SC2206
     cmd=(python3 "$rocksdb/tools/db_crashtest.py" "$mode"
-      --stress_cmd="$stress_bin" --duration="$duration" $extra)
+      --stress_cmd="$wrapper" --duration="$duration" $extra)
     start=$SECONDS
     rc=0
     (cd "$rocksdb" && TEST_TMPDIR="$dir" \
