@@ -132,9 +132,14 @@ DEFINE_string(writer_threads, "1,4",
 DEFINE_string(writer_modes, "plain,cuckoo",
               "writers bench: modes (plain, cuckoo, cuckoo_sync: delete "
               "checks before the delete on the writer's thread, "
-              "cuckoo_unique); ratios "
+              "cuckoo_unique, cuckoo_unchecked: deletes without a check, "
+              "--unchecked_delete_ratio); ratios "
               "are against plain");
 DEFINE_uint64(reps, 7, "writers bench: repetitions (medians reported)");
+DEFINE_double(unchecked_delete_ratio, 0.25,
+              "writers, op_costs and batch_latency benches: "
+              "FilteredDBOptions::unchecked_delete_ratio of the "
+              "cuckoo_unchecked mode");
 DEFINE_int64(recent_keys, -1,
              "writers, op_costs and batch_latency benches: "
              "FilteredDBOptions::recent_keys of the cuckoo modes (-1: the "
@@ -723,6 +728,27 @@ double CountingBloomFpr(uint64_t n, uint64_t churn_writes,
 
 }  // namespace
 
+// One line on the live filter of a FilteredDB mode after a run (nothing for
+// plain).
+void PrintFilterLine(const std::string& mode, FilteredDB* fdb) {
+  if (fdb == nullptr) return;
+  FilteredDBStats st;
+  Check(fdb->GetFilterStats(nullptr, &st), "stats");
+  fprintf(stderr,
+          "[%s] filter: %" PRIu64
+          " keys, level %d, width %d, load %.3f, "
+          "expected FPR %.3f%%, reads %" PRIu64
+          " (%.3f%% passed), unchecked deletes %" PRIu64 ", rescans %" PRIu64
+          "\n",
+          mode.c_str(), st.num_keys, st.level, st.width, st.load_factor,
+          100 * st.expected_fpr, st.reads_checked,
+          st.reads_checked == 0
+              ? 0.0
+              : 100.0 * double(st.reads_checked - st.reads_absent) /
+                    double(st.reads_checked),
+          st.unchecked_deletes, st.rescans);
+}
+
 // ---------------------------------------------------------------- writers
 // bench
 //
@@ -807,7 +833,7 @@ class WriterDb {
       plain_ = OpenPlainDb(path_);
       db_ = plain_.get();
     } else if (mode == "cuckoo" || mode == "cuckoo_unique" ||
-               mode == "cuckoo_sync") {
+               mode == "cuckoo_sync" || mode == "cuckoo_unchecked") {
       FilteredDBOptions fopts;
       fopts.filter.initial_capacity = FLAGS_num;
       fopts.assume_unique_writes = mode == "cuckoo_unique";
@@ -815,6 +841,9 @@ class WriterDb {
         fopts.recent_keys = static_cast<uint64_t>(FLAGS_recent_keys);
       }
       fopts.defer_delete_checks = mode != "cuckoo_sync";
+      if (mode == "cuckoo_unchecked") {
+        fopts.unchecked_delete_ratio = FLAGS_unchecked_delete_ratio;
+      }
       fopts.snapshot_dir = snapshot_dir_;
       fopts.persist_on_close = false;
       Check(FilteredDB::Open(DbOptions(), path_, fopts, &fdb_), "open");
@@ -1047,6 +1076,8 @@ int RunWriters() {
       }
     }
     for (size_t m = 0; m < modes.size(); ++m) {
+      PrintFilterLine(modes[m] + " " + std::to_string(threads) + " writers",
+                      dbs[m]->fdb());
       errors[m] += dbs[m]->CheckSample(20000);
       const double neg_rate = double(neg.size()) / neg_secs[m];
       const double plain_rate = double(neg.size()) / neg_secs[0];
@@ -1188,19 +1219,7 @@ int RunOpCosts() {
       }
     }
     for (size_t m = 0; m < modes.size(); ++m) {
-      if (dbs[m]->fdb() == nullptr) continue;
-      FilteredDBStats st;
-      Check(dbs[m]->fdb()->GetFilterStats(nullptr, &st), "stats");
-      fprintf(stderr,
-              "[%s] filter: %" PRIu64
-              " keys, level %d, width %d, load %.3f, "
-              "expected FPR %.3f%%, reads %" PRIu64 " (%.3f%% passed)\n",
-              modes[m].c_str(), st.num_keys, st.level, st.width, st.load_factor,
-              100 * st.expected_fpr, st.reads_checked,
-              st.reads_checked == 0
-                  ? 0.0
-                  : 100.0 * double(st.reads_checked - st.reads_absent) /
-                        double(st.reads_checked));
+      PrintFilterLine(modes[m], dbs[m]->fdb());
     }
     if (errors.load() != 0) {
       fprintf(stderr, "op_costs: %" PRIu64 " wrong answers\n", errors.load());

@@ -98,10 +98,11 @@
 //     checks: maybe-checks (point reads of writes that resolved a
 //       "maybe"), maybe-checks-live, deferred-checks, check-errors,
 //       pending-delete-checks (pending_checks), assumed-unique,
-//       recent-key-hits
+//       recent-key-hits, unchecked-deletes
 //     rebuilds: rebuilds (tables replaced: open build, rescan,
 //       RebuildFilter, ingestion, snapshot load), rescans (rebuilds from a
-//       DB scan the filter asked for), keys-scanned, rebuild-in-progress,
+//       DB scan the filter asked for, or the unchecked deletes), keys-scanned,
+//       rebuild-in-progress,
 //       rescan-wanted
 //     snapshot at open: loaded-from-snapshot, snapshot-status,
 //       checkpoints (written of the family since Open)
@@ -164,6 +165,20 @@ struct FilteredDBOptions {
   // (plus the key bytes beyond 24), allocated at Open. 0 disables it; more
   // than 2^24 (16,777,216) fails Open with InvalidArgument.
   uint64_t recent_keys = 65536;
+  // Deletes without a liveness check (0, the default: off). A Delete (or
+  // SingleDelete) of a key that the filter may contain and recent_keys does
+  // not know costs a point read of the DB (deferred, see above), because a
+  // fingerprint may be erased only for a key that was live. With a ratio
+  // r > 0 such a Delete reads nothing and leaves the fingerprint: an extra
+  // positive (reads of the deleted key go to the DB, and a later Put of it
+  // reads the DB once) until the filter is rebuilt from the DB. That
+  // rebuild (a background scan of the family, as a rescan;
+  // background_rescan) starts once the unchecked deletes since the last one
+  // reach r times the filter's keys (and at least 256). Trades a point read
+  // per Delete for one scan of the family per r x keys deletes, and up to
+  // r x keys extra entries (memory, false positives) between scans. Valid:
+  // 0 to 16.
+  double unchecked_delete_ratio = 0;
   // Directory for filter snapshots (checkpoints; default "": none, every
   // Open then builds the filters from the DB). Created if missing; Open
   // fails with InvalidArgument if the path is not a directory. Files are
@@ -231,9 +246,12 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t keys_scanned = 0;       // keys read by rebuild scans
   uint64_t rescans = 0;            // rebuilds from a DB scan the filter
                                    // asked for (RescanWanted, full table)
+                                   // or the unchecked deletes started
   uint64_t pending_checks = 0;     // deferred delete checks not resolved yet
   uint64_t recent_key_hits = 0;    // writes of keys known live from
                                    // recent_keys: no point read, no check
+  uint64_t unchecked_deletes = 0;  // deletes that left their fingerprint
+                                   // (unchecked_delete_ratio)
   // Point reads (Get, GetEntity, GetMergeOperands, KeyMayExist, and each
   // key of a MultiGet) of this family that consulted the filter, and those
   // it answered "absent" (NotFound without the DB). Reads that bypass the

@@ -72,6 +72,7 @@ const std::vector<std::string> kIntNames = {
     "rocksdb.cuckoo.pending-delete-checks",
     "rocksdb.cuckoo.assumed-unique",
     "rocksdb.cuckoo.recent-key-hits",
+    "rocksdb.cuckoo.unchecked-deletes",
     "rocksdb.cuckoo.rebuilds",
     "rocksdb.cuckoo.rescans",
     "rocksdb.cuckoo.keys-scanned",

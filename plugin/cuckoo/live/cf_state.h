@@ -31,8 +31,8 @@ using CfCounters = cuckoo::internal::RelaxedCounters<
     &FilteredDBStats::check_errors, &FilteredDBStats::assumed_unique,
     &FilteredDBStats::range_deleted, &FilteredDBStats::keys_scanned,
     &FilteredDBStats::rescans, &FilteredDBStats::pending_checks,
-    &FilteredDBStats::checkpoints,
-    &FilteredDBStats::recent_key_hits>;  // pending: queued or being resolved
+    &FilteredDBStats::checkpoints, &FilteredDBStats::recent_key_hits,
+    &FilteredDBStats::unchecked_deletes>;  // pending: queued or being resolved
 
 // One filtered column family.
 struct CfState {
@@ -62,6 +62,12 @@ struct CfState {
   }
   std::unique_ptr<Rebuilder> rebuilder;
   int consecutive_failures = 0;  // writer lock
+  // Deletes that left their fingerprint (unchecked_delete_ratio) since the
+  // last rebuild started, and the count at which the ratio of the filter's
+  // keys is checked next (UncheckedRebuildDue). Relaxed: they only decide
+  // when to rebuild.
+  std::atomic<uint64_t> unchecked{0};
+  std::atomic<uint64_t> unchecked_limit{256};
   // The build of a filter that Open did not load from a snapshot, while it
   // is not installed (FilteredDBOptions::background_open); written under
   // filter_mu_, read anywhere.

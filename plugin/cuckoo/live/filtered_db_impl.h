@@ -350,6 +350,27 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // (a successful write that leaves it live) or not known to be.
   void UpdateRecentKey(const KeyPlan& k, bool ok);
 
+  // Unchecked deletes (FilteredDBOptions::unchecked_delete_ratio): a Delete
+  // of a key the filter may contain leaves its fingerprint and reads nothing.
+  bool UncheckedDeletes() const { return options_.unchecked_delete_ratio > 0; }
+  // After a successful write: n of its deletes left their fingerprints.
+  void CountUnchecked(CfState* s, uint64_t n) {
+    s->counters.Add<&FilteredDBStats::unchecked_deletes>(n);
+    s->unchecked.fetch_add(n, std::memory_order_relaxed);
+  }
+  // Enough of them to rebuild the filter from the DB (AfterWriteLocked):
+  // the ratio of the filter's keys, and at least 256. The keys are counted
+  // only when the last limit is reached (the table may have split since).
+  bool UncheckedRebuildDue(CfState* s) const {
+    const uint64_t n = s->unchecked.load(std::memory_order_relaxed);
+    if (n < s->unchecked_limit.load(std::memory_order_relaxed)) return false;
+    const uint64_t limit = std::max<uint64_t>(
+        256, static_cast<uint64_t>(static_cast<double>(s->filter->size()) *
+                                   options_.unchecked_delete_ratio));
+    s->unchecked_limit.store(limit, std::memory_order_relaxed);
+    return n >= limit;
+  }
+
   // k->before from the answer of a point read of the key.
   void SetBefore(KeyPlan* k, const Status& read);
   Status ForEachLiveKey(CfState* cf, const Slice& begin, const Slice& end,

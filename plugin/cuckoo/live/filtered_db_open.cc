@@ -299,6 +299,11 @@ Status BeforeOpen(const ROCKSDB_NAMESPACE::DBOptions& db_options,
   if (!invalid.empty()) {
     return Status::InvalidArgument("FilteredDB: " + invalid);
   }
+  if (!(filtered_options.unchecked_delete_ratio >= 0 &&
+        filtered_options.unchecked_delete_ratio <= 16)) {
+    return Status::InvalidArgument(
+        "FilteredDB: unchecked_delete_ratio must be in [0, 16]");
+  }
   if (filtered_options.recent_keys > RecentKeys::kMaxKeys) {
     return Status::InvalidArgument("FilteredDB: recent_keys above " +
                                    std::to_string(RecentKeys::kMaxKeys));

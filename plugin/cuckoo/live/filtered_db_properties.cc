@@ -202,6 +202,9 @@ const Figure kFigures[] = {
      [](const S& s) { return Integer(s.assumed_unique); }},
     {"recent-key-hits", Line::kChecks, "%s known live (recent_keys)",
      [](const S& s) { return Integer(s.recent_key_hits); }},
+    {"unchecked-deletes", Line::kChecks,
+     "%s deletes unchecked (unchecked_delete_ratio)",
+     [](const S& s) { return Integer(s.unchecked_deletes); }},
     // Rebuilds.
     {"rebuilds", Line::kRebuilds, "%s tables replaced",
      [](const S& s) { return Integer(s.rebuilds); }},

@@ -87,6 +87,8 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
   // compaction filter, a TTL): the new table has no copy for it, and a Delete
   // trusting the record would erase a colliding key's copy.
   recent_keys_.Clear();
+  // The scan drops what unchecked deletes left before now.
+  s->unchecked.store(0, std::memory_order_relaxed);
   const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
   // actually counted (an estimate of 0 must not fail Open).
@@ -214,6 +216,7 @@ void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
                                                   uint64_t capacity) {
   recent_keys_.Clear();  // as in SyncRebuildLocked
+  s->unchecked.store(0, std::memory_order_relaxed);
   std::unique_ptr<Builder> builder;
   if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
     ++s->consecutive_failures;

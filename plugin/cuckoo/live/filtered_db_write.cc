@@ -176,14 +176,19 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   }
   // Deletes are checked after the write (deferred checks) unless the
   // options ask for reads before it.
-  const bool defer =
-      options_.defer_delete_checks && !options_.assume_unique_writes;
+  const bool unchecked = UncheckedDeletes();
+  const bool defer = unchecked || (options_.defer_delete_checks &&
+                                   !options_.assume_unique_writes);
   WritePlan plan;
   Status s = PlanWrite(*ops, this, defer, &plan);
   if (!s.ok()) {
     *status = s;
     return true;
   }
+  // Unchecked deletes (unchecked_delete_ratio): the keys the planner left to
+  // a check keep their fingerprints, and nothing reads them.
+  std::vector<KeyPlan> unchecked_keys;
+  if (unchecked) unchecked_keys.swap(plan.deferred);
   // Deletes whose check is deferred: a snapshot of the state before the
   // write for each (the stripes are held), as for a single-key Delete.
   // Without one (the DB gives none), the key is read now.
@@ -246,6 +251,7 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   for (const auto& [cf, hash] : plan.erases) {
     cf->filter->Erase(cuckoo::KeyHash(hash));
   }
+  for (const KeyPlan& k : unchecked_keys) CountUnchecked(k.cf, 1);
   for (size_t i = 0; i < plan.deferred.size(); ++i) {
     if (deferred[i] == nullptr) continue;  // checked before the write
     const KeyPlan& k = plan.deferred[i];
@@ -262,7 +268,8 @@ void FilteredDBImpl::AfterWriteShared(const std::vector<Op>& ops) {
     if (s == last) continue;
     last = s;
     if (!s->rebuilder->running() &&
-        (s->filter->RescanWanted() || s->open_build.load())) {
+        (s->filter->RescanWanted() || s->open_build.load() ||
+         UncheckedRebuildDue(s))) {
       ExclusiveLock lock(this);
       if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
     }
@@ -344,9 +351,11 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   if (!WriteOneShared(wo, s, type, key, write, &st)) {
     st = WriteOneExclusive(wo, s, type, key, write);
   }
-  // Only a write that makes a key live can raise the load.
-  if (MakesLive(type) && !s->rebuilder->running() &&
-      (s->filter->RescanWanted() || s->open_build.load())) {
+  // Only a write that makes a key live can raise the load; only a delete
+  // can leave a fingerprint unchecked.
+  if (!s->rebuilder->running() &&
+      (MakesLive(type) ? s->filter->RescanWanted() || s->open_build.load()
+                       : UncheckedRebuildDue(s))) {
     ExclusiveLock lock(this);
     if (!s->dropped.load(std::memory_order_relaxed)) AfterWriteLocked(s);
   }
@@ -372,13 +381,19 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   }
   const uint64_t slot = KeySlot(s, k.hash);
   SharedSnapshot* deferred = nullptr;
+  bool unchecked = false;
   if (!ResolveFromFilter(&k) && !ResolveKnown(&k)) {
-    if (!after && options_.defer_delete_checks &&
-        !options_.assume_unique_writes) {
+    if (!after && UncheckedDeletes()) {
+      // The fingerprint stays (an extra positive until the next rebuild):
+      // nothing to read.
+      k.before = 0;
+      unchecked = true;
+    } else if (!after && options_.defer_delete_checks &&
+               !options_.assume_unique_writes) {
       // Decided after the write, at a snapshot of the state before it.
       deferred = check_snapshots_->Acquire(slot);
     }
-    if (deferred == nullptr) {
+    if (deferred == nullptr && !unchecked) {
       Status st = ResolveBefore(&k);
       if (!st.ok()) {
         *status = st;
@@ -400,6 +415,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
     s->filter->Erase(cuckoo::KeyHash(k.hash));
   }
   UpdateRecentKey(k, status->ok());
+  if (unchecked && status->ok()) CountUnchecked(s, 1);
   if (deferred != nullptr) {
     if (!status->ok()) {
       check_snapshots_->Release(deferred);  // nothing deleted: keep the entry
@@ -619,8 +635,9 @@ void FilteredDBImpl::AfterWriteLocked(CfState* s) {
     return;
   }
   // The filter doubles by itself (splits); a rebuild from the DB restores
-  // the fingerprint width once splits made it narrow (RescanWanted).
-  if (!s->filter->RescanWanted()) return;
+  // the fingerprint width once splits made it narrow (RescanWanted), and
+  // drops the fingerprints that unchecked deletes left.
+  if (!s->filter->RescanWanted() && !UncheckedRebuildDue(s)) return;
   uint64_t capacity = s->filter->RescanCapacity();
   for (int f = 0; f < s->consecutive_failures && f < 4; ++f) capacity *= 2;
   s->counters.Add<&FilteredDBStats::rescans>();
