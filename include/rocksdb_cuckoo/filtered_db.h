@@ -22,8 +22,9 @@
 // - No false negative: a read through FilteredDB finds every key the DB
 //   holds, with any number of concurrent readers and writers, provided every
 //   write to a filtered column family goes through this object (not
-//   GetBaseDB()/GetRootDB(), a second DB instance, or a compaction filter
-//   that adds keys).
+//   GetBaseDB()/GetRootDB(), a second DB instance, a compaction filter
+//   that adds keys, or rocksdb::DeleteFilesInRange, which can bring older
+//   values back: call RebuildFilter after it).
 // - False positives: a read of an absent key reaches the DB with about the
 //   filter's expected_fpr (FilteredDBStats; about 0.23% when built from the
 //   keys with the default options, up to 4x that after splits).
@@ -58,7 +59,9 @@
 //   snapshot_dir/CUCKOO_LIVE_OPENS) and the same WAL bytes up to X (64 KiB
 //   before the offset it recorded). Otherwise the checkpoint is removed
 //   (stats.snapshot_status says why) and the filter is rebuilt from the DB,
-//   also in the background. The filter is never wrong, only rebuilt. (The
+//   also in the background. An ingestion into a family through FilteredDB
+//   (filtered in this open or not) and a drop remove its checkpoint first.
+//   The filter is never wrong, only rebuilt. (The
 //   filter's effects of writes after X are not logged yet: a checkpoint
 //   followed by writes is stale; docs/recovery_design.md.)
 // - Not supported: comparators that treat different bytes as equal,

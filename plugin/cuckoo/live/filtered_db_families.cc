@@ -30,20 +30,31 @@ Status FilteredDBImpl::IngestExternalFile(
 Status FilteredDBImpl::IngestExternalFiles(
     const std::vector<IngestExternalFileArg>& args) {
   std::vector<CfState*> touched;
+  // Every ingested family, filtered now or not: an ingestion need not
+  // consume a sequence number, so a checkpoint written before it (by this
+  // open or an earlier one that filtered the family) must not be loaded
+  // after it. Removed before the files go in; if one cannot be removed,
+  // nothing is ingested.
+  std::vector<uint32_t> ids;
   for (const auto& arg : args) {
     CfState* s = State(arg.column_family);
     if (s != nullptr) touched.push_back(s);
+    ids.push_back(arg.column_family == nullptr ? 0
+                                               : arg.column_family->GetID());
   }
-  if (touched.empty()) return db_->IngestExternalFiles(args);
+  if (touched.empty()) {
+    Status st = snapshots_->Remove(ids);
+    if (!st.ok()) return st;
+    return db_->IngestExternalFiles(args);
+  }
   // Not while a persist streams: an ingestion consumes no sequence number,
   // so a snapshot frozen before it and written after it (with a digest of
   // the state after it) would match the DB and miss the ingested keys.
   std::lock_guard<std::mutex> persisting(persist_mu_);
   ExclusiveLock lock(this);
+  Status removed = snapshots_->Remove(ids);
+  if (!removed.ok()) return removed;
   recent_keys_.Clear();  // ingested files may delete keys
-  // An ingestion need not consume a sequence number: a snapshot written
-  // before it must not be loaded after it.
-  RemoveSnapshots(touched);
   for (CfState* s : touched) {
     WaitAndCommitLocked(s);
     // Ingested keys are not in the filter: reads go to the DB until the
@@ -73,11 +84,20 @@ Status FilteredDBImpl::IngestExternalFiles(
 
 Status FilteredDBImpl::DropColumnFamilies(
     const std::vector<ColumnFamilyHandle*>& cfs) {
+  // RocksDB refuses to drop the default family before it changes anything:
+  // so does FilteredDB (the family stays filtered).
+  if (cfs.size() == 1 && cfs[0] != nullptr &&
+      cfs[0]->GetID() == db_->DefaultColumnFamily()->GetID()) {
+    return db_->DropColumnFamilies(cfs);
+  }
   std::vector<CfState*> touched;
   for (ColumnFamilyHandle* cf : cfs) {
     CfState* s = State(cf);
     if (s != nullptr) touched.push_back(s);
   }
+  // Before any other lock (as a persist): no checkpoint of a touched family
+  // is written after the removal below.
+  std::lock_guard<std::mutex> persisting(persist_mu_);
   ExclusiveLock lock(this);
   recent_keys_.Clear();
   Status st = db_->DropColumnFamilies(cfs);
@@ -98,6 +118,10 @@ Status FilteredDBImpl::DropColumnFamilies(
     s->filter->MarkNotReady();
     s->dropped.store(true, std::memory_order_release);
   }
+  // A family that stops being filtered loses its checkpoint: the writes and
+  // ingestions that follow are not tracked (a family that was not dropped
+  // is rebuilt from the DB at the next open; an ingestion removes it too).
+  RemoveSnapshots(touched).PermitUncheckedError();
   return st;
 }
 

@@ -443,7 +443,7 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   Status FlushUnloggedWritesLocked();
   std::string CurrentDbState() const;
   // Removes the snapshot files of these column families (see SnapshotStore).
-  void RemoveSnapshots(const std::vector<CfState*>& states);
+  Status RemoveSnapshots(const std::vector<CfState*>& states);
   Status CloseImpl();
   // Destroys the retired handles (background work stopped, the DB still
   // open: RocksDB requires every handle gone before it closes). Returns the

@@ -194,7 +194,7 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
          s->name.c_str(), path.c_str(), why.c_str(),
          remove ? " (removed)" : "");
     // Never usable for this DB: gone, so that no later open trips on it.
-    if (remove) snapshots_->Remove({s->id});
+    if (remove) snapshots_->Remove({s->id}).PermitUncheckedError();
     return Status::Incomplete("FilteredDB: checkpoint not used: " + why);
   };
   const auto found = pre_open_.checkpoints.find(s->id);

@@ -44,10 +44,10 @@ std::string FilteredDBImpl::CurrentDbState() const {
                        db_->GetDBOptions().wal_dir);
 }
 
-void FilteredDBImpl::RemoveSnapshots(const std::vector<CfState*>& states) {
+Status FilteredDBImpl::RemoveSnapshots(const std::vector<CfState*>& states) {
   std::vector<uint32_t> ids;
   for (const CfState* s : states) ids.push_back(s->id);
-  snapshots_->Remove(ids);
+  return snapshots_->Remove(ids);
 }
 
 Status FilteredDBImpl::WriteCheckpointMarker() {

@@ -616,7 +616,11 @@ Status FilteredDBImpl::InsertAllLocked(CfState* s,
     }
     std::vector<uint64_t> pending(hashes.begin(), hashes.begin() + i);
     s->counters.Add<&FilteredDBStats::rescans>();
-    Status st = SyncRebuildLocked(s, s->filter->RescanCapacity(), pending);
+    // Room for the hashes still to come too (a batch may hold many times
+    // the filter's keys).
+    const uint64_t rest = hashes.size() - i;
+    Status st = SyncRebuildLocked(
+        s, s->filter->RescanCapacity() + rest + rest / 8, pending);
     if (!st.ok()) return st;
     if (!s->filter->Insert(cuckoo::KeyHash(hashes[i]))) {
       return Status::Aborted("FilteredDB: no room in a freshly grown filter");

@@ -161,13 +161,15 @@ Status SnapshotStore::WriteStream(
   return s;
 }
 
-void SnapshotStore::Remove(const std::vector<uint32_t>& cf_ids) const {
-  if (!enabled()) return;
+Status SnapshotStore::Remove(const std::vector<uint32_t>& cf_ids) const {
+  if (!enabled()) return Status::OK();
+  Status result;
   bool removed = false;
   for (uint32_t id : cf_ids) {
     const std::string path = Path(id);
     if (!env_->FileExists(path).ok()) continue;
     Status st = env_->DeleteFile(path);
+    if (!st.ok() && result.ok()) result = st;
     if (!st.ok() && info_log_ != nullptr) {
       ROCKSDB_NAMESPACE::Log(
           ROCKSDB_NAMESPACE::InfoLogLevel::INFO_LEVEL, info_log_,
@@ -179,10 +181,12 @@ void SnapshotStore::Remove(const std::vector<uint32_t>& cf_ids) const {
   if (removed) {
     std::unique_ptr<ROCKSDB_NAMESPACE::Directory> dir;
     if (env_->NewDirectory(dir_, &dir).ok()) {
-      dir->Fsync().PermitUncheckedError();
+      Status st = dir->Fsync();
+      if (!st.ok() && result.ok()) result = st;
       dir->Close().PermitUncheckedError();
     }
   }
+  return result;
 }
 
 }  // namespace live

@@ -59,8 +59,9 @@ class SnapshotStore {
   ROCKSDB_NAMESPACE::Status WriteStream(
       uint32_t cf_id, const std::function<bool(const Sink&)>& produce) const;
   // Removes the snapshots of these column families and syncs the directory,
-  // so that no later open can use them (failures are logged).
-  void Remove(const std::vector<uint32_t>& cf_ids) const;
+  // so that no later open can use them (failures are logged, and the first
+  // is returned).
+  ROCKSDB_NAMESPACE::Status Remove(const std::vector<uint32_t>& cf_ids) const;
 
   // <dir>/CUCKOO_LIVE_OPENS: the MANIFESTs of the FilteredDB opens since the
   // newest checkpoint, in order, the checkpoint's own first
