@@ -235,6 +235,25 @@ class TxnDb {
     return Seconds(start, Clock::now());
   }
 
+  // The filter's work so far (filtered modes; empty for the plain ones):
+  // point reads before writes, deferred delete checks, recent-key hits.
+  std::string FilterWork() const {
+    rocksdb_cuckoo::FilteredDBStats st;
+    if (fpes_ != nullptr) {
+      Check(fpes_->GetFilterStats(nullptr, &st), "stats");
+    } else if (focc_ != nullptr) {
+      Check(focc_->GetFilterStats(nullptr, &st), "stats");
+    } else {
+      return std::string();
+    }
+    char line[160];
+    snprintf(line, sizeof(line),
+             "maybe_checks %" PRIu64 ", deferred_checks %" PRIu64
+             ", recent_key_hits %" PRIu64,
+             st.maybe_checks, st.deferred_checks, st.recent_key_hits);
+    return line;
+  }
+
   // A sample of live and deleted keys answers as expected.
   uint64_t CheckSample(uint64_t samples) const {
     uint64_t errors = 0;
@@ -344,6 +363,12 @@ int RunCommits() {
           std::minmax_element(ratio[m].begin(), ratio[m].end());
       summary.push_back({threads, modes[m], Median(tps[m]), Median(ratio[m]),
                          *lo, *hi, dbs[m]->CheckSample(20000)});
+      const std::string work = dbs[m]->FilterWork();
+      if (!work.empty()) {
+        printf("%-8" PRIu64
+               " %-11s filter work (fill and all repetitions): %s\n",
+               threads, modes[m].c_str(), work.c_str());
+      }
     }
   }
   printf("\nsummary (medians over repetitions; ratio to %s)\n",
