@@ -377,31 +377,7 @@ TEST(FilteredDbRecentKeys, ConcurrentWritersOfFewKeysStayExact) {
     SCOPED_TRACE(recent);
     TempDir dir;
     auto db = Open(dir.path(), recent);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&, t] {
-        uint64_t x = 12345 + t;
-        for (int i = 0; i < 3000; ++i) {
-          x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-          const std::string key = test::Key(static_cast<int>((x >> 33) % 64));
-          const int op = static_cast<int>((x >> 20) % 5);
-          Status st;
-          if (op < 2) {
-            st = db->Put(WriteOptions(), key, "v");
-          } else if (op < 4) {
-            st = db->Delete(WriteOptions(), key);
-          } else {
-            ROCKSDB_NAMESPACE::WriteBatch b;
-            b.Put(key, "b").PermitUncheckedError();
-            b.Delete(test::Key(static_cast<int>((x >> 40) % 64)))
-                .PermitUncheckedError();
-            st = db->Write(WriteOptions(), &b);
-          }
-          EXPECT_TRUE(st.ok()) << st.ToString();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+    test::RunRandomWriters(db.get(), 3000, 64, 12345);
     db->WaitForDeleteChecks();
     uint64_t live = 0;
     for (int i = 0; i < 64; ++i) {

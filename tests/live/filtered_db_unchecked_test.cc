@@ -135,8 +135,8 @@ TEST(FilteredDbUnchecked, RecentKeysStayExact) {
   ASSERT_NO_FATAL_FAILURE(ExpectExact(db.get(), 1000));
 }
 
-// Four writers of few keys (Put, Delete, SingleDelete-free batches) with
-// rescans every 256 unchecked deletes running under them: no false negative.
+// Four writers of few keys, and readers, with rescans every 256 unchecked
+// deletes running under them: no false negative.
 TEST(FilteredDbUnchecked, ConcurrentWritersAndRescans) {
   for (uint64_t recent : {uint64_t{0}, uint64_t{4096}}) {
     SCOPED_TRACE(recent);
@@ -145,39 +145,7 @@ TEST(FilteredDbUnchecked, ConcurrentWritersAndRescans) {
     ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
                                  UncheckedOptions(0.5, recent), &db)
                     .ok());
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-      threads.emplace_back([&, t] {
-        uint64_t x = 777 + t;
-        for (int i = 0; i < 3000; ++i) {
-          x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-          const std::string key = test::Key(static_cast<int>((x >> 33) % 200));
-          const int op = static_cast<int>((x >> 20) % 5);
-          Status st;
-          if (op < 2) {
-            st = db->Put(WriteOptions(), key, "v");
-          } else if (op < 4) {
-            st = db->Delete(WriteOptions(), key);
-          } else {
-            ROCKSDB_NAMESPACE::WriteBatch b;
-            b.Put(key, "b").PermitUncheckedError();
-            b.Delete(test::Key(static_cast<int>((x >> 40) % 200)))
-                .PermitUncheckedError();
-            st = db->Write(WriteOptions(), &b);
-          }
-          EXPECT_TRUE(st.ok()) << st.ToString();
-          if (i % 500 == 0) {
-            // Readers during the rescans: never NotFound for a key the DB
-            // had before and after the read.
-            for (int k = 0; k < 200; k += 7) {
-              std::string v;
-              db->Get(ReadOptions(), test::Key(k), &v).PermitUncheckedError();
-            }
-          }
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+    test::RunRandomWriters(db.get(), 3000, 200, 777);
     db->WaitForFilterRebuilds();
     db->WaitForDeleteChecks();
     const FilteredDBStats s = Stats(db.get());

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "temp_dir.h"
@@ -21,6 +22,7 @@
 #include "rocksdb/merge_operator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
 #include "rocksdb_cuckoo/filtered_db.h"
 
 namespace rocksdb_cuckoo {
@@ -96,6 +98,56 @@ inline std::string Key(int i) {
   char buf[32];
   snprintf(buf, sizeof(buf), "key%08d", i);
   return buf;
+}
+
+// Four threads, `ops` random writes each over the keys Key(0..universe-1)
+// except the stable ones (every 7th, Put once before the threads start):
+// Put, Delete, or a batch of a Put and a Delete; every write must succeed.
+// Every 500 writes a thread reads every stable key through FilteredDB: each
+// must be found while the others write (no false negative during splits,
+// rescans, deferred checks).
+inline void RunRandomWriters(FilteredDB* db, int ops, int universe,
+                             uint64_t seed) {
+  using ROCKSDB_NAMESPACE::ReadOptions;
+  using ROCKSDB_NAMESPACE::WriteOptions;
+  for (int k = 0; k < universe; k += 7) {
+    EXPECT_TRUE(db->Put(WriteOptions(), Key(k), "stable").ok());
+  }
+  auto written = [universe](uint64_t r) {
+    const int i = static_cast<int>(r % static_cast<uint64_t>(universe));
+    if (i % 7 != 0) return Key(i);
+    return Key(i + 1 < universe ? i + 1 : i - 1);  // not a stable key
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([=] {
+      uint64_t x = seed + static_cast<uint64_t>(t);
+      for (int i = 0; i < ops; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const std::string key = written(x >> 33);
+        const int op = static_cast<int>((x >> 20) % 5);
+        ROCKSDB_NAMESPACE::Status st;
+        if (op < 2) {
+          st = db->Put(WriteOptions(), key, "v");
+        } else if (op < 4) {
+          st = db->Delete(WriteOptions(), key);
+        } else {
+          ROCKSDB_NAMESPACE::WriteBatch b;
+          b.Put(key, "b").PermitUncheckedError();
+          b.Delete(written(x >> 40)).PermitUncheckedError();
+          st = db->Write(WriteOptions(), &b);
+        }
+        EXPECT_TRUE(st.ok()) << st.ToString();
+        if (i % 500 != 0) continue;
+        for (int k = 0; k < universe; k += 7) {
+          std::string v;
+          EXPECT_TRUE(db->Get(ReadOptions(), Key(k), &v).ok())
+              << "false negative " << k;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace test
