@@ -40,7 +40,8 @@
 //   MultiGet for the keys of a batch); DeleteRange lists the live keys of
 //   its range first (O(keys in it)). Memory: about 14 bits per live key
 //   after a build from the keys (default options), up to twice that after
-//   a split, plus recent_keys; see GetFilterStats.
+//   a split, plus recent_keys; see GetFilterStats. Measured costs per
+//   operation: docs/live_filter.md ("What each operation costs").
 // - Thread safety: every method may be called from any thread, concurrently.
 //   Writes (single keys and batches) run concurrently; the writes of one key
 //   are serialized by a lock on the key (a batch holds its keys' locks for
