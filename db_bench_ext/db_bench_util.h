@@ -171,6 +171,33 @@ void WaitForBackgroundJobs(DB* db, int max_seconds = 120) {
   }
 }
 
+// The sliding-window benchmarks (churn_bench's writers, txn_bench): writer
+// thread t owns the key indices j * threads + t, its live keys are those of
+// j in [oldest[t], next[t]), the deleted ones those below oldest[t]. Checks
+// `samples` random keys of random threads, a live one and a deleted one each
+// (when there are): `answers(index, live)` says whether the DB answered as
+// expected; returns the number of wrong answers.
+template <typename Answers>
+uint64_t CheckWindowSample(uint64_t samples, uint64_t seed,
+                           const std::vector<uint64_t>& next,
+                           const std::vector<uint64_t>& oldest,
+                           Answers&& answers) {
+  const uint64_t threads = next.size();
+  std::mt19937_64 rng(seed);
+  uint64_t errors = 0;
+  for (uint64_t q = 0; q < samples; ++q) {
+    const uint64_t t = rng() % threads;
+    if (next[t] > oldest[t]) {
+      const uint64_t j = oldest[t] + rng() % (next[t] - oldest[t]);
+      errors += !answers(j * threads + t, true);
+    }
+    if (oldest[t] > 0) {
+      errors += !answers((rng() % oldest[t]) * threads + t, false);
+    }
+  }
+  return errors;
+}
+
 }  // namespace cuckoo_bench
 
 #endif  // ROCKSDB_CUCKOO_DB_BENCH_EXT_DB_BENCH_UTIL_H_

@@ -256,22 +256,12 @@ class TxnDb {
 
   // A sample of live and deleted keys answers as expected.
   uint64_t CheckSample(uint64_t samples) const {
-    uint64_t errors = 0;
-    std::mt19937_64 rng(FLAGS_seed + 11);
     std::string value;
-    for (uint64_t q = 0; q < samples; ++q) {
-      const uint64_t t = rng() % threads_;
-      if (next_[t] > oldest_[t]) {
-        const uint64_t live =
-            Index(t, oldest_[t] + rng() % (next_[t] - oldest_[t]));
-        errors += !db_->Get(ReadOptions(), MakeKey(live), &value).ok();
-      }
-      if (oldest_[t] > 0) {
-        const uint64_t dead = Index(t, rng() % oldest_[t]);
-        errors += !db_->Get(ReadOptions(), MakeKey(dead), &value).IsNotFound();
-      }
-    }
-    return errors;
+    return cuckoo_bench::CheckWindowSample(
+        samples, FLAGS_seed + 11, next_, oldest_, [&](uint64_t i, bool live) {
+          const Status s = db_->Get(ReadOptions(), MakeKey(i), &value);
+          return live ? s.ok() : s.IsNotFound();
+        });
   }
 
  private:
