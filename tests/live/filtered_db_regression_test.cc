@@ -180,6 +180,24 @@ int IngestedFalseNegatives(FilteredDB* db, ColumnFamilyHandle* cf, int n) {
   return misses;
 }
 
+// Opens a DB at dir/db with families default and f1, both filtered, and
+// checkpoints in dir/snapshots (none at Close); Puts 1000 keys into f1 and
+// writes the checkpoints.
+void OpenWithACheckpointOfF1(const TempDir& dir, FilteredDBOptions* fopts,
+                             std::vector<ColumnFamilyHandle*>* h,
+                             std::unique_ptr<FilteredDB>* db) {
+  *fopts = test::SmallFilterOptions();
+  fopts->snapshot_dir = dir.path() + "/snapshots";
+  fopts->persist_on_close = false;
+  fopts->filtered_column_families = {"default", "f1"};
+  ASSERT_TRUE(
+      test::OpenFamilies(dir.path() + "/db", {"f1"}, *fopts, h, db).ok());
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE((*db)->Put(WriteOptions(), (*h)[1], test::Key(i), "v").ok());
+  }
+  ASSERT_TRUE((*db)->PersistFilterSnapshots().ok());
+}
+
 // A family's checkpoint, an open that does not filter the family and
 // ingests new keys into it, then an open that filters it again: the old
 // checkpoint must not be loaded (the ingestion consumed no sequence number,
@@ -188,17 +206,10 @@ int IngestedFalseNegatives(FilteredDB* db, ColumnFamilyHandle* cf, int n) {
 TEST(FilteredDbRegression, IngestionIntoAFamilyThisOpenDoesNotFilter) {
   TempDir dir;
   const std::string path = dir.path() + "/db";
-  FilteredDBOptions fopts = test::SmallFilterOptions();
-  fopts.snapshot_dir = dir.path() + "/snapshots";
-  fopts.persist_on_close = false;
+  FilteredDBOptions fopts;
   std::vector<ColumnFamilyHandle*> h;
   std::unique_ptr<FilteredDB> db;
-  fopts.filtered_column_families = {"default", "f1"};
-  ASSERT_TRUE(test::OpenFamilies(path, {"f1"}, fopts, &h, &db).ok());
-  for (int i = 0; i < 1000; ++i) {
-    ASSERT_TRUE(db->Put(WriteOptions(), h[1], test::Key(i), "v").ok());
-  }
-  ASSERT_TRUE(db->PersistFilterSnapshots().ok());
+  ASSERT_NO_FATAL_FAILURE(OpenWithACheckpointOfF1(dir, &fopts, &h, &db));
   test::DestroyHandles(db.get(), &h);
   ASSERT_TRUE(db->Close().ok());
   db.reset();
@@ -253,17 +264,10 @@ TEST(FilteredDbRegression, RefusedDropOfTheDefaultFamily) {
 TEST(FilteredDbRegression, FailedDropRemovesTheCheckpoints) {
   TempDir dir;
   const std::string path = dir.path() + "/db";
-  FilteredDBOptions fopts = test::SmallFilterOptions();
-  fopts.snapshot_dir = dir.path() + "/snapshots";
-  fopts.persist_on_close = false;
+  FilteredDBOptions fopts;
   std::vector<ColumnFamilyHandle*> h;
   std::unique_ptr<FilteredDB> db;
-  fopts.filtered_column_families = {"default", "f1"};
-  ASSERT_TRUE(test::OpenFamilies(path, {"f1"}, fopts, &h, &db).ok());
-  for (int i = 0; i < 1000; ++i) {
-    ASSERT_TRUE(db->Put(WriteOptions(), h[1], test::Key(i), "v").ok());
-  }
-  ASSERT_TRUE(db->PersistFilterSnapshots().ok());
+  ASSERT_NO_FATAL_FAILURE(OpenWithACheckpointOfF1(dir, &fopts, &h, &db));
   // f1 is not dropped: RocksDB stops at the default family, listed first.
   EXPECT_FALSE(db->DropColumnFamilies({h[0], h[1]}).ok());
   ASSERT_NO_FATAL_FAILURE(
