@@ -149,6 +149,10 @@ DEFINE_string(op_kinds, "put_new,delete_live,delete_absent,get_absent,get_live",
 DEFINE_uint64(op_chunk, 20000,
               "op_costs bench: operations per kind, mode and repetition "
               "(split over the threads)");
+DEFINE_uint64(read_chunk, 200000,
+              "op_costs bench: the same for the Get kinds (reads change "
+              "nothing; a filtered negative Get takes tens of ns, so a short "
+              "chunk would time the thread start)");
 DEFINE_uint64(rep_ops, 0,
               "writers bench: churn writes per repetition and mode (0 = num)");
 DEFINE_string(batch_modes, "plain,cuckoo",
@@ -1098,8 +1102,10 @@ int RunWriters() {
 // --bench=op_costs: what each kind of operation costs alone, per mode
 // (--writer_modes, plain first) and number of threads (--writer_threads).
 // One DB per mode filled with --num keys; then --reps repetitions, each
-// running --op_chunk operations of every kind per mode, the modes of one
-// kind back to back in an order that rotates per repetition. Kinds:
+// running --op_chunk operations of every kind per mode (--read_chunk for
+// the Get kinds), the modes of one kind back to back in an order that
+// rotates per repetition. The timed loop makes only the operation: options,
+// handle, keys and values are prepared before the clock starts. Kinds:
 //   put_new        Put of a key never written
 //   delete_live    Delete of a live key (the oldest of the thread's window)
 //   delete_absent  Delete of a key never written
@@ -1117,11 +1123,11 @@ int RunOpCosts() {
   }
   const std::vector<std::string> kinds = SplitList(FLAGS_op_kinds);
   printf("churn_bench --bench=op_costs: N=%" PRIu64 " live keys, %" PRIu64
-         " operations per kind, mode and repetition, %" PRIu64
+         " writes / %" PRIu64 " Gets per kind, mode and repetition, %" PRIu64
          " repetitions, value %" PRIu64 " B, memtable %" PRIu64
          " MiB, SST bloom %d bits/key\n",
-         FLAGS_num, FLAGS_op_chunk, FLAGS_reps, FLAGS_value_size,
-         FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
+         FLAGS_num, FLAGS_op_chunk, FLAGS_read_chunk, FLAGS_reps,
+         FLAGS_value_size, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
   Table summary("op_costs",
                 {"threads", "kind", "mode", "wall_ns_per_op", "cpu_ns_per_op",
                  "work_cpu_ns_per_op", "wall_ratio_vs_plain",
@@ -1143,15 +1149,17 @@ int RunOpCosts() {
     uint64_t never = 0;  // never-written key indexes, fresh per operation
     for (uint64_t r = 0; r < FLAGS_reps; ++r) {
       for (size_t k = 0; k < kinds.size(); ++k) {
+        const uint64_t chunk =
+            kinds[k].rfind("get_", 0) == 0 ? FLAGS_read_chunk : FLAGS_op_chunk;
         const uint64_t never_base = never;
-        never += FLAGS_op_chunk;
+        never += chunk;
         for (size_t i = 0; i < modes.size(); ++i) {
           const size_t m = (i + r) % modes.size();
           WriterDb& d = *dbs[m];
           DB* db = d.db();
           // The keys of every thread, made before the clock starts (key
           // formatting would otherwise dominate the cheap operations).
-          const uint64_t per_thread = FLAGS_op_chunk / threads;
+          const uint64_t per_thread = chunk / threads;
           std::vector<std::vector<std::string>> keys(threads);
           std::vector<std::vector<uint64_t>> index(threads);
           for (uint64_t th = 0; th < threads; ++th) {
@@ -1171,26 +1179,47 @@ int RunOpCosts() {
               keys[th].push_back(MakeKey(key));
             }
           }
-          const std::string& kind = kinds[k];
-          const WriterDb::Cost t =
-              d.Run(FLAGS_op_chunk, [&](uint64_t th, uint64_t j) {
-                const std::string& key = keys[th][j];
-                if (kind == "put_new") {
-                  errors +=
-                      !db->Put(WriteOptions(), key, ValueOf(index[th][j])).ok();
-                } else if (kind == "delete_live" || kind == "delete_absent") {
-                  errors += !db->Delete(WriteOptions(), key).ok();
-                } else {
-                  thread_local PinnableSlice value;
-                  value.Reset();
-                  const Status st = db->Get(
-                      ReadOptions(), db->DefaultColumnFamily(), key, &value);
-                  errors += kind == "get_live" ? !st.ok() : !st.IsNotFound();
-                }
-              });
-          wall[k][m].push_back(t.wall * 1e9 / double(FLAGS_op_chunk));
-          cpu[k][m].push_back(t.process * 1e9 / double(FLAGS_op_chunk));
-          work[k][m].push_back(t.work * 1e9 / double(FLAGS_op_chunk));
+          // Everything but the operation itself is prepared before the
+          // clock starts: the kind, the options, the handle and the values
+          // (a ReadOptions built per call costs more than a filtered Get).
+          enum class Op { kPut, kDelete, kGetLive, kGetAbsent };
+          const std::string& name = kinds[k];
+          const Op kind = name == "put_new"      ? Op::kPut
+                          : name == "get_live"   ? Op::kGetLive
+                          : name == "get_absent" ? Op::kGetAbsent
+                                                 : Op::kDelete;
+          std::vector<std::vector<ROCKSDB_NAMESPACE::Slice>> values(threads);
+          if (kind == Op::kPut) {
+            for (uint64_t th = 0; th < threads; ++th) {
+              for (uint64_t i : index[th]) values[th].push_back(ValueOf(i));
+            }
+          }
+          const WriteOptions wo;
+          const ReadOptions ro;
+          ROCKSDB_NAMESPACE::ColumnFamilyHandle* const cf =
+              db->DefaultColumnFamily();
+          const WriterDb::Cost t = d.Run(chunk, [&](uint64_t th, uint64_t j) {
+            const std::string& key = keys[th][j];
+            switch (kind) {
+              case Op::kPut:
+                errors += !db->Put(wo, key, values[th][j]).ok();
+                break;
+              case Op::kDelete:
+                errors += !db->Delete(wo, key).ok();
+                break;
+              case Op::kGetLive:
+              case Op::kGetAbsent: {
+                thread_local PinnableSlice value;
+                value.Reset();
+                const Status st = db->Get(ro, cf, key, &value);
+                errors += kind == Op::kGetLive ? !st.ok() : !st.IsNotFound();
+                break;
+              }
+            }
+          });
+          wall[k][m].push_back(t.wall * 1e9 / double(chunk));
+          cpu[k][m].push_back(t.process * 1e9 / double(chunk));
+          work[k][m].push_back(t.work * 1e9 / double(chunk));
         }
       }
       fprintf(stderr, "[%" PRIu64 " threads] rep %" PRIu64 " done\n", threads,
