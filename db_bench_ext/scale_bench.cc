@@ -73,7 +73,8 @@
 //           the growth, and the keys the growth scanned from the DB.
 //   neg     --neg_gets Gets of never-inserted keys, plain clone vs filtered
 //           clone (both open, 8 MiB block cache each by default), in
-//           alternating chunks of 10000: ops/s and the speedup.
+//           alternating chunks of 10000: ops/s and the speedup; then the
+//           same keys by MultiGet of --neg_multiget_batch keys (keys/s).
 //   probe   probe vs memory limit: on an open filtered clone, the core's
 //           probe timing (db_bench_ext/probe_limit.h, where the tree has
 //           it): single MayContain calls in a loop against two independent
@@ -95,6 +96,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -164,6 +166,8 @@ DEFINE_double(growth_max_fraction, 0.6,
               "memory phase: at most this fraction of N new keys to reach a "
               "growth");
 DEFINE_uint64(neg_gets, 200000, "neg phase: Gets of absent keys per DB");
+DEFINE_uint64(neg_multiget_batch, 32,
+              "neg phase: keys per MultiGet of absent keys (0: no MultiGet)");
 DEFINE_uint64(probe_queries, 1 << 20,
               "probe phase: random hashes per loop (probe_limit.h)");
 DEFINE_int32(probe_reps, 5, "probe phase: repetitions (medians)");
@@ -188,6 +192,7 @@ using cuckoo_bench::WaitForBackgroundJobs;
 using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
 using rocksdb_cuckoo::FilteredDBStats;
+using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Options;
 using ROCKSDB_NAMESPACE::PinnableSlice;
@@ -380,7 +385,8 @@ const std::vector<std::string> kColumns = {
     "bits_per_key_open", "memory_mb_open", "bits_per_key_grown",
     "memory_mb_grown", "growth_writes", "growth_keys_scanned",
     // negative Gets and probes
-    "neg_plain_ops", "neg_filtered_ops", "neg_speedup", "probe_table_mb",
+    "neg_plain_ops", "neg_filtered_ops", "neg_speedup", "neg_mget_plain_ops",
+    "neg_mget_filtered_ops", "neg_mget_speedup", "probe_table_mb",
     "probe_single_ns", "probe_loads_ns", "probe_vs_limit",
     "probe_serial_vs_limit", "probe_batch_vs_single", "errors", "seconds"};
 
@@ -1125,25 +1131,30 @@ void NegPhase(SizeRun* run) {
   for (uint64_t q = 0; q < FLAGS_neg_gets; ++q)
     keys.push_back(MakeKey(kAbsentBase + (rng() >> 24)));
   DB* dbs[2] = {plain.get(), filtered.get()};
-  double secs[2] = {0, 0};
+  const ReadOptions ro;
   PinnableSlice value;
   const size_t chunk = 10000;
-  for (size_t begin = 0; begin < keys.size(); begin += chunk) {
-    const size_t end = std::min(keys.size(), begin + chunk);
-    for (int m = 0; m < 2; ++m) {
-      const int d = int((begin / chunk + m) % 2);  // alternating first
-      const auto start = Clock::now();
-      for (size_t q = begin; q < end; ++q) {
-        value.Reset();
-        run->errors += !dbs[d]
-                            ->Get(ReadOptions(), dbs[d]->DefaultColumnFamily(),
-                                  keys[q], &value)
-                            .IsNotFound();
+  // Alternating chunks of the same keys, plain first in every other one.
+  auto time_both = [&](auto&& read_chunk) {
+    std::array<double, 2> secs = {0, 0};
+    for (size_t begin = 0; begin < keys.size(); begin += chunk) {
+      const size_t end = std::min(keys.size(), begin + chunk);
+      for (int m = 0; m < 2; ++m) {
+        const int d = int((begin / chunk + m) % 2);
+        const auto start = Clock::now();
+        read_chunk(dbs[d], begin, end);
+        secs[d] += Seconds(start, Clock::now());
       }
-      secs[d] += Seconds(start, Clock::now());
     }
-  }
-  run->errors += MissingKeys(filtered.get(), 0, run->n, 10000);
+    return secs;
+  };
+  const auto secs = time_both([&](DB* db, size_t begin, size_t end) {
+    ColumnFamilyHandle* cf = db->DefaultColumnFamily();
+    for (size_t q = begin; q < end; ++q) {
+      value.Reset();
+      run->errors += !db->Get(ro, cf, keys[q], &value).IsNotFound();
+    }
+  });
   const double plain_ops = double(keys.size()) / secs[0];
   const double filtered_ops = double(keys.size()) / secs[1];
   run->row.Set("neg_plain_ops", plain_ops, "%.0f");
@@ -1151,6 +1162,34 @@ void NegPhase(SizeRun* run) {
   run->row.Set("neg_speedup", filtered_ops / plain_ops, "%.2f");
   fprintf(stderr, "[%s] negative Gets: plain %.0f/s, filtered %.0f/s\n",
           SizeLabel(run->n).c_str(), plain_ops, filtered_ops);
+  if (FLAGS_neg_multiget_batch > 0) {
+    const size_t batch = FLAGS_neg_multiget_batch;
+    const std::vector<Slice> slices(keys.begin(), keys.end());
+    std::vector<PinnableSlice> values(batch);
+    std::vector<Status> statuses(batch);
+    const auto mget = time_both([&](DB* db, size_t begin, size_t end) {
+      ColumnFamilyHandle* cf = db->DefaultColumnFamily();
+      for (size_t q = begin; q < end; q += batch) {
+        const size_t n = std::min(batch, end - q);
+        db->MultiGet(ro, cf, n, &slices[q], values.data(), statuses.data(),
+                     /*sorted_input=*/false);
+        for (size_t i = 0; i < n; ++i) {
+          run->errors += !statuses[i].IsNotFound();
+          values[i].Reset();
+        }
+      }
+    });
+    const double mplain = double(keys.size()) / mget[0];
+    const double mfiltered = double(keys.size()) / mget[1];
+    run->row.Set("neg_mget_plain_ops", mplain, "%.0f");
+    run->row.Set("neg_mget_filtered_ops", mfiltered, "%.0f");
+    run->row.Set("neg_mget_speedup", mfiltered / mplain, "%.2f");
+    fprintf(stderr,
+            "[%s] MultiGet of absent keys (%zu per call): plain %.0f keys/s, "
+            "filtered %.0f keys/s\n",
+            SizeLabel(run->n).c_str(), batch, mplain, mfiltered);
+  }
+  run->errors += MissingKeys(filtered.get(), 0, run->n, 10000);
   Check(filtered->Close(), "close");
   Check(plain->Close(), "close");
 }
