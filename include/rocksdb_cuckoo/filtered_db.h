@@ -145,7 +145,7 @@ struct FilteredDBOptions {
   cuckoo::LiveKeyFilterOptions filter;
   // Names of the column families that get a filter (default: the default
   // family); empty means every column family passed to Open. A listed name
-  // that Open is not given is InvalidArgument.
+  // that Open is not given is InvalidArgument, before the DB is opened.
   std::vector<std::string> filtered_column_families = {
       ROCKSDB_NAMESPACE::kDefaultColumnFamilyName};
   // The application promises that Put/PutEntity only create keys that are
@@ -195,7 +195,9 @@ struct FilteredDBOptions {
   // max(min_writes, writes_fraction x the keys of the filters) since the
   // last, checking every check_interval_ms; never while a filter is not
   // ready. Each is a PersistFilterSnapshots (writers wait only for the
-  // freeze, O(1)); on Linux the thread runs at nice 19.
+  // freeze, O(1)); on Linux the thread runs at nice 19. Valid: min_writes
+  // >= 1, writes_fraction in [0, 1024], check_interval_ms in [1, 86400000]
+  // (else Open returns InvalidArgument and opens nothing).
   struct CheckpointPolicy {
     bool automatic = true;
     uint64_t min_writes = 65536;

@@ -5,6 +5,8 @@
 // reproduced here (each test failed before its fix).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -144,6 +146,56 @@ TEST(FilteredDbRegression, HugeRecentKeysIsRefusedBeforeTheDbOpens) {
   fopts.recent_keys = 1000;  // the DB is not left locked
   ASSERT_TRUE(
       FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
+}
+
+// Invalid options are refused before DB::Open runs: no DB is created (a
+// later valid Open would otherwise find a DB it did not expect, and an
+// existing DB would get a new MANIFEST for nothing). Before the fix an
+// unknown family name was reported after DB::Open, and a NaN
+// writes_fraction, min_writes 0 or check_interval_ms 0 were accepted (the
+// last two: a checkpoint on every check, or a busy loop).
+TEST(FilteredDbRegression, InvalidOptionsAreRefusedBeforeTheDbOpens) {
+  struct Case {
+    const char* what;
+    void (*set)(FilteredDBOptions*);
+  };
+  const Case cases[] = {
+      {"unknown family",
+       [](FilteredDBOptions* f) { f->filtered_column_families = {"nosuch"}; }},
+      {"writes_fraction NaN",
+       [](FilteredDBOptions* f) {
+         f->checkpoints.writes_fraction =
+             std::numeric_limits<double>::quiet_NaN();
+       }},
+      {"writes_fraction -1",
+       [](FilteredDBOptions* f) { f->checkpoints.writes_fraction = -1; }},
+      {"min_writes 0",
+       [](FilteredDBOptions* f) { f->checkpoints.min_writes = 0; }},
+      {"check_interval_ms 0",
+       [](FilteredDBOptions* f) { f->checkpoints.check_interval_ms = 0; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TempDir dir;
+    FilteredDBOptions fopts = test::SmallFilterOptions();
+    fopts.snapshot_dir = dir.path() + "/snapshots";
+    c.set(&fopts);
+    std::unique_ptr<FilteredDB> db;
+    const std::string path = dir.path() + "/db";
+    const Status s = FilteredDB::Open(test::TestOptions(), path, fopts, &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ(db, nullptr);
+    EXPECT_FALSE(std::filesystem::exists(path + "/CURRENT"));
+    // The same through the column-family overload.
+    std::vector<ColumnFamilyHandle*> handles;
+    const Status s2 = FilteredDB::Open(
+        test::TestOptions(), path,
+        {ROCKSDB_NAMESPACE::ColumnFamilyDescriptor(
+            ROCKSDB_NAMESPACE::kDefaultColumnFamilyName, test::TestOptions())},
+        &handles, fopts, &db);
+    EXPECT_TRUE(s2.IsInvalidArgument()) << s2.ToString();
+    EXPECT_FALSE(std::filesystem::exists(path + "/CURRENT"));
+  }
 }
 
 // Writes `n` new keys z00000.. to an SST file and ingests it into `cf`

@@ -101,6 +101,16 @@ ROCKSDB_NAMESPACE::Status BeforeOpen(
     const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
     const FilteredDBOptions& filtered_options, PreOpenFacts* pre_open);
 
+// Before DB::Open, with the names of the column families the Open opens:
+// InvalidArgument if filtered_column_families names a family not among
+// them (nothing is opened then).
+ROCKSDB_NAMESPACE::Status CheckFamiliesToFilter(
+    const std::vector<std::string>& opened,
+    const FilteredDBOptions& filtered_options);
+ROCKSDB_NAMESPACE::Status CheckFamiliesToFilter(
+    const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>& opened,
+    const FilteredDBOptions& filtered_options);
+
 class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
  public:
   using ColumnFamilyHandle = ROCKSDB_NAMESPACE::ColumnFamilyHandle;

@@ -286,6 +286,28 @@ void FilteredDBImpl::Info(const char* format, ...) const {
 
 namespace live {
 
+// A day: longer intervals are surely a unit mistake.
+constexpr uint64_t kMaxCheckIntervalMs = 24 * 3600 * 1000;
+
+Status CheckFamiliesToFilter(const std::vector<std::string>& opened,
+                             const FilteredDBOptions& filtered_options) {
+  for (const std::string& name : filtered_options.filtered_column_families) {
+    if (std::find(opened.begin(), opened.end(), name) == opened.end()) {
+      return Status::InvalidArgument("FilteredDB: column family '" + name +
+                                     "' to filter is not opened");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckFamiliesToFilter(
+    const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>& opened,
+    const FilteredDBOptions& filtered_options) {
+  std::vector<std::string> names;
+  for (const auto& d : opened) names.push_back(d.name);
+  return CheckFamiliesToFilter(names, filtered_options);
+}
+
 // Declared in filtered_db_impl.h (also used by filtered_txn_db.cc).
 // Checks the options (snapshot_dir must be a directory or creatable) and,
 // before DB::Open writes a new MANIFEST and releases WAL files, reads what
@@ -307,6 +329,22 @@ Status BeforeOpen(const ROCKSDB_NAMESPACE::DBOptions& db_options,
   if (filtered_options.recent_keys > RecentKeys::kMaxKeys) {
     return Status::InvalidArgument("FilteredDB: recent_keys above " +
                                    std::to_string(RecentKeys::kMaxKeys));
+  }
+  const FilteredDBOptions::CheckpointPolicy& policy =
+      filtered_options.checkpoints;
+  if (!(policy.writes_fraction >= 0 && policy.writes_fraction <= 1024)) {
+    return Status::InvalidArgument(
+        "FilteredDB: checkpoints.writes_fraction must be in [0, 1024]");
+  }
+  if (policy.min_writes == 0) {
+    return Status::InvalidArgument(
+        "FilteredDB: checkpoints.min_writes must be at least 1");
+  }
+  if (policy.check_interval_ms == 0 ||
+      policy.check_interval_ms > kMaxCheckIntervalMs) {
+    return Status::InvalidArgument(
+        "FilteredDB: checkpoints.check_interval_ms must be in [1, " +
+        std::to_string(kMaxCheckIntervalMs) + "]");
   }
   *pre_open = PreOpenFacts();
   if (filtered_options.snapshot_dir.empty()) return Status::OK();
@@ -365,8 +403,11 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
                         const FilteredDBOptions& filtered_options,
                         std::unique_ptr<FilteredDB>* db) {
   db->reset();
+  Status s = live::CheckFamiliesToFilter(
+      {ROCKSDB_NAMESPACE::kDefaultColumnFamilyName}, filtered_options);
+  if (!s.ok()) return s;
   live::PreOpenFacts pre_open;
-  Status s = live::BeforeOpen(options, name, filtered_options, &pre_open);
+  s = live::BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
@@ -388,8 +429,10 @@ Status FilteredDB::Open(
     const FilteredDBOptions& filtered_options,
     std::unique_ptr<FilteredDB>* db) {
   db->reset();
+  Status s = live::CheckFamiliesToFilter(column_families, filtered_options);
+  if (!s.ok()) return s;
   live::PreOpenFacts pre_open;
-  Status s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
+  s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
