@@ -7,8 +7,11 @@
 //
 // --bench=commits (default): commit throughput. For each T in --threads, one
 //   fresh DB per mode of --modes (plain: TransactionDB, cuckoo:
-//   FilteredTransactionDB; occ_plain, occ_cuckoo: the optimistic pair) is
-//   filled with --num keys; then --reps repetitions, each running
+//   FilteredTransactionDB; occ_plain, occ_cuckoo: the optimistic pair;
+//   batch_plain, batch_cuckoo: the same operations as one WriteBatch per
+//   "transaction" through DB::Write and FilteredDB::Write, what the
+//   transaction layer adds) is filled with --num keys; then --reps repetitions,
+//   each running
 //   --rep_txns transactions per mode with T threads, the modes one after the
 //   other in an order that rotates per repetition. A transaction has
 //   --min_ops..--max_ops operations (uniform), each a Put of a new key or a
@@ -17,16 +20,20 @@
 //   transactions never conflict. Transaction objects are reused
 //   (BeginTransaction's old_txn), as applications that care do. Reported:
 //   transactions/s per repetition and mode, the ratio to the first mode
-//   (plain or occ_plain) of each repetition, medians and range. Every
-//   FilteredTransactionDB repetition ends with WaitForDeleteChecks, so any
-//   deferred work is counted. Then a sample of live and deleted keys is
-//   checked through every DB (errors must be 0).
+//   (plain or occ_plain) of each repetition, medians and range, and the
+//   process CPU time per transaction (every thread: writers, the deferred
+//   delete checks, flushes; compactions settle between modes, untimed).
+//   Every filtered repetition ends with WaitForDeleteChecks, so any deferred
+//   work is counted. --recent_keys and --unchecked_delete_ratio set those
+//   FilteredDBOptions of the filtered modes. Then a sample of live and deleted
+//   keys is checked through every DB (errors must be 0).
 //
 // --bench=neg: negative Transaction::Get at scale. A base DB of --neg_keys
 //   keys (default 16M) is built as scale_bench builds its bases (random Puts
 //   in batches of 100 without WAL, 16-hex-digit keys, --value_size bytes,
 //   flush, compactions settle: a multi-level LSM), kept in --db_dir and
-//   reused by later runs with the same parameters. Two clones (SST files
+//   reused by later runs with the same parameters (its filter snapshot is
+//   rewritten when this build does not load it). Two clones (SST files
 //   hard-linked) are opened: a plain TransactionDB and a
 //   FilteredTransactionDB (its filter built from the DB, or loaded from the
 //   base's snapshot), both with a --block_cache_mb (8 MiB) block cache and a
@@ -66,8 +73,9 @@
 DEFINE_string(bench, "commits", "commits or neg (see the file comment)");
 DEFINE_string(db, "/tmp/cuckoo_txn_bench", "directory of the commits DBs");
 DEFINE_string(modes, "plain,cuckoo",
-              "commits bench: plain, cuckoo, occ_plain, occ_cuckoo (the "
-              "first is the reference of the ratios)");
+              "commits bench: plain, cuckoo, occ_plain, occ_cuckoo, "
+              "batch_plain, batch_cuckoo (the first is the reference of the "
+              "ratios)");
 DEFINE_string(threads, "1,4", "commits bench: writer thread counts");
 DEFINE_uint64(num, 200000, "commits bench: live keys");
 DEFINE_uint64(rep_txns, 40000,
@@ -80,6 +88,12 @@ DEFINE_uint64(block_cache_mb, 8, "block cache (LRU) MiB per DB");
 DEFINE_int32(sst_bloom_bits, 10, "SST Bloom bits per key (0: none)");
 DEFINE_uint64(write_buffer_mb, 16, "memtable MiB (commits bench)");
 DEFINE_uint64(seed, 42, "key seed");
+DEFINE_int64(recent_keys, -1,
+             "commits bench: FilteredDBOptions::recent_keys of the filtered "
+             "modes (-1: the default)");
+DEFINE_double(unchecked_delete_ratio, 0,
+              "commits bench: FilteredDBOptions::unchecked_delete_ratio of "
+              "the filtered modes");
 DEFINE_uint64(neg_keys, 16000000, "neg bench: keys of the base DB");
 DEFINE_string(db_dir, "/tmp/cuckoo_txn_bench_base",
               "neg bench: where the base DB is kept (and reused)");
@@ -94,6 +108,7 @@ using cuckoo_bench::Clock;
 using cuckoo_bench::Median;
 using cuckoo_bench::Seconds;
 using cuckoo_bench::SplitList;
+using rocksdb_cuckoo::FilteredDB;
 using rocksdb_cuckoo::FilteredDBOptions;
 using rocksdb_cuckoo::FilteredOptimisticTransactionDB;
 using rocksdb_cuckoo::FilteredTransactionDB;
@@ -113,6 +128,12 @@ using ROCKSDB_NAMESPACE::WriteOptions;
 
 // Indexes of keys never written (absent in every DB).
 constexpr uint64_t kAbsentBase = uint64_t{1} << 62;
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 void Check(const Status& s, const std::string& what) {
   if (!s.ok()) {
@@ -152,7 +173,8 @@ class TxnDb {
         threads_(threads),
         next_(threads, 0),
         oldest_(threads, 0),
-        txns_(threads, nullptr) {
+        txns_(threads, nullptr),
+        batches_(threads) {
     path_ = FLAGS_db + "/" + mode + "_" + std::to_string(threads);
     fs::remove_all(path_);
     fs::create_directories(FLAGS_db);
@@ -160,6 +182,8 @@ class TxnDb {
     FilteredDBOptions fopts;
     fopts.filter.initial_capacity = FLAGS_num;
     fopts.persist_on_close = false;
+    if (FLAGS_recent_keys >= 0) fopts.recent_keys = FLAGS_recent_keys;
+    fopts.unchecked_delete_ratio = FLAGS_unchecked_delete_ratio;
     if (mode == "plain") {
       TransactionDB* raw = nullptr;
       Check(TransactionDB::Open(options, TransactionDBOptions(), path_, &raw),
@@ -183,6 +207,12 @@ class TxnDb {
                 path_, fopts, &focc_),
             "open " + path_);
       db_ = focc_.get();
+    } else if (mode == "batch_plain") {
+      Check(cuckoo_test::OpenDB(options, path_, &plain_db_), "open " + path_);
+      db_ = plain_db_.get();
+    } else if (mode == "batch_cuckoo") {
+      Check(FilteredDB::Open(options, path_, fopts, &fdb_), "open " + path_);
+      db_ = fdb_.get();
     } else {
       fprintf(stderr, "unknown mode %s\n", mode.c_str());
       exit(1);
@@ -194,6 +224,8 @@ class TxnDb {
     pes_.reset();
     focc_.reset();
     occ_.reset();
+    fdb_.reset();
+    plain_db_.reset();
     fs::remove_all(path_);
   }
 
@@ -218,9 +250,11 @@ class TxnDb {
     cuckoo_bench::WaitForBackgroundJobs(db_);
   }
 
-  // `txns` transactions split over the threads; returns seconds.
-  double Run(uint64_t txns, uint64_t rep) {
+  // `txns` transactions split over the threads; returns seconds (and the
+  // process CPU seconds in *cpu).
+  double Run(uint64_t txns, uint64_t rep, double* cpu) {
     const uint64_t per_thread = txns / threads_;
+    const double cpu_start = ProcessCpuSeconds();
     const auto start = Clock::now();
     std::vector<std::thread> workers;
     for (uint64_t t = 0; t < threads_; ++t) {
@@ -232,7 +266,13 @@ class TxnDb {
     for (auto& w : workers) w.join();
     if (fpes_ != nullptr) fpes_->WaitForDeleteChecks();
     if (focc_ != nullptr) focc_->WaitForDeleteChecks();
-    return Seconds(start, Clock::now());
+    if (fdb_ != nullptr) fdb_->WaitForDeleteChecks();
+    const double secs = Seconds(start, Clock::now());
+    *cpu = ProcessCpuSeconds() - cpu_start;
+    // Untimed: the flushes and compactions this run left settle, so that
+    // the next mode does not pay for them.
+    cuckoo_bench::WaitForBackgroundJobs(db_);
+    return secs;
   }
 
   // The filter's work so far (filtered modes; empty for the plain ones):
@@ -243,14 +283,18 @@ class TxnDb {
       Check(fpes_->GetFilterStats(nullptr, &st), "stats");
     } else if (focc_ != nullptr) {
       Check(focc_->GetFilterStats(nullptr, &st), "stats");
+    } else if (fdb_ != nullptr) {
+      Check(fdb_->GetFilterStats(nullptr, &st), "stats");
     } else {
       return std::string();
     }
-    char line[160];
+    char line[240];
     snprintf(line, sizeof(line),
              "maybe_checks %" PRIu64 ", deferred_checks %" PRIu64
-             ", recent_key_hits %" PRIu64,
-             st.maybe_checks, st.deferred_checks, st.recent_key_hits);
+             ", recent_key_hits %" PRIu64 ", unchecked_deletes %" PRIu64
+             ", rescans %" PRIu64 ", keys_scanned %" PRIu64,
+             st.maybe_checks, st.deferred_checks, st.recent_key_hits,
+             st.unchecked_deletes, st.rescans, st.keys_scanned);
     return line;
   }
 
@@ -266,6 +310,23 @@ class TxnDb {
 
  private:
   void OneTxn(uint64_t t, std::mt19937_64* rng) {
+    const uint64_t ops =
+        FLAGS_min_ops + (*rng)() % (FLAGS_max_ops - FLAGS_min_ops + 1);
+    if (plain_db_ != nullptr || fdb_ != nullptr) {
+      // The same operations as one batch.
+      ROCKSDB_NAMESPACE::WriteBatch& batch = batches_[t];
+      batch.Clear();
+      for (uint64_t o = 0; o < ops; ++o) {
+        if ((*rng)() % 2 == 0 || oldest_[t] == next_[t]) {
+          const uint64_t i = Index(t, next_[t]++);
+          Check(batch.Put(MakeKey(i), ValueOf(i)), "batch put");
+        } else {
+          Check(batch.Delete(MakeKey(Index(t, oldest_[t]++))), "batch delete");
+        }
+      }
+      Check(db_->Write(WriteOptions(), &batch), "batch write");
+      return;
+    }
     Transaction*& txn = txns_[t];
     if (pes_ != nullptr) {
       txn = pes_->BeginTransaction(WriteOptions(), TransactionOptions(), txn);
@@ -278,8 +339,6 @@ class TxnDb {
       txn = focc_->BeginTransaction(WriteOptions(),
                                     OptimisticTransactionOptions(), txn);
     }
-    const uint64_t ops =
-        FLAGS_min_ops + (*rng)() % (FLAGS_max_ops - FLAGS_min_ops + 1);
     for (uint64_t o = 0; o < ops; ++o) {
       if ((*rng)() % 2 == 0 || oldest_[t] == next_[t]) {
         const uint64_t i = Index(t, next_[t]++);
@@ -295,10 +354,13 @@ class TxnDb {
   uint64_t threads_;
   std::vector<uint64_t> next_, oldest_;
   std::vector<Transaction*> txns_;
+  std::vector<ROCKSDB_NAMESPACE::WriteBatch> batches_;
   std::unique_ptr<TransactionDB> pes_;
   std::unique_ptr<FilteredTransactionDB> fpes_;
   std::unique_ptr<OptimisticTransactionDB> occ_;
   std::unique_ptr<FilteredOptimisticTransactionDB> focc_;
+  std::unique_ptr<DB> plain_db_;
+  std::unique_ptr<FilteredDB> fdb_;
   DB* db_ = nullptr;
 };
 
@@ -313,16 +375,20 @@ int RunCommits() {
          " operations (50%% Put of a new key, 50%% Delete of a live key) per "
          "repetition and mode, %" PRIu64 " repetitions, value %" PRIu64
          " B, memtable %" PRIu64 " MiB, block cache %" PRIu64
-         " MiB, SST Bloom %d bits/key\n",
+         " MiB, SST Bloom %d bits/key; filtered modes: recent_keys %s, "
+         "unchecked_delete_ratio %g\n",
          FLAGS_num, FLAGS_rep_txns, FLAGS_min_ops, FLAGS_max_ops, FLAGS_reps,
          FLAGS_value_size, FLAGS_write_buffer_mb, FLAGS_block_cache_mb,
-         FLAGS_sst_bloom_bits);
-  printf("%-8s %-4s %-11s %12s %9s\n", "threads", "rep", "mode", "txns/s",
-         "ratio");
+         FLAGS_sst_bloom_bits,
+         FLAGS_recent_keys < 0 ? "default"
+                               : std::to_string(FLAGS_recent_keys).c_str(),
+         FLAGS_unchecked_delete_ratio);
+  printf("%-8s %-4s %-12s %12s %9s %12s\n", "threads", "rep", "mode", "txns/s",
+         "ratio", "cpu_us/txn");
   struct Summary {
     uint64_t threads;
     std::string mode;
-    double median_tps, median_ratio, lo, hi;
+    double median_tps, median_ratio, lo, hi, median_cpu;
     uint64_t errors;
   };
   std::vector<Summary> summary;
@@ -333,18 +399,22 @@ int RunCommits() {
       dbs.push_back(std::make_unique<TxnDb>(m, threads));
     fprintf(stderr, "[%" PRIu64 " threads] fill\n", threads);
     for (auto& d : dbs) d->Fill(FLAGS_num);
-    std::vector<std::vector<double>> tps(modes.size()), ratio(modes.size());
+    for (auto& d : dbs) cuckoo_bench::WaitForBackgroundJobs(d->db());
+    std::vector<std::vector<double>> tps(modes.size()), ratio(modes.size()),
+        cpu_us(modes.size());
     for (uint64_t r = 0; r < FLAGS_reps; ++r) {
-      std::vector<double> secs(modes.size());
+      std::vector<double> secs(modes.size()), cpu(modes.size());
       for (size_t k = 0; k < modes.size(); ++k) {
         const size_t m = (k + r) % modes.size();  // rotating order
-        secs[m] = dbs[m]->Run(FLAGS_rep_txns, r);
+        secs[m] = dbs[m]->Run(FLAGS_rep_txns, r, &cpu[m]);
       }
       for (size_t m = 0; m < modes.size(); ++m) {
         tps[m].push_back(double(FLAGS_rep_txns) / secs[m]);
         ratio[m].push_back(tps[m].back() / tps[0].back());
-        printf("%-8" PRIu64 " %-4" PRIu64 " %-11s %12.0f %9.3f\n", threads, r,
-               modes[m].c_str(), tps[m].back(), ratio[m].back());
+        cpu_us[m].push_back(cpu[m] * 1e6 / double(FLAGS_rep_txns));
+        printf("%-8" PRIu64 " %-4" PRIu64 " %-12s %12.0f %9.3f %12.1f\n",
+               threads, r, modes[m].c_str(), tps[m].back(), ratio[m].back(),
+               cpu_us[m].back());
       }
       fflush(stdout);
     }
@@ -352,24 +422,25 @@ int RunCommits() {
       const auto [lo, hi] =
           std::minmax_element(ratio[m].begin(), ratio[m].end());
       summary.push_back({threads, modes[m], Median(tps[m]), Median(ratio[m]),
-                         *lo, *hi, dbs[m]->CheckSample(20000)});
+                         *lo, *hi, Median(cpu_us[m]),
+                         dbs[m]->CheckSample(20000)});
       const std::string work = dbs[m]->FilterWork();
       if (!work.empty()) {
         printf("%-8" PRIu64
-               " %-11s filter work (fill and all repetitions): %s\n",
+               " %-12s filter work (fill and all repetitions): %s\n",
                threads, modes[m].c_str(), work.c_str());
       }
     }
   }
   printf("\nsummary (medians over repetitions; ratio to %s)\n",
          modes[0].c_str());
-  printf("%-8s %-11s %12s %9s %9s %9s %7s\n", "threads", "mode", "txns/s",
-         "ratio", "min", "max", "errors");
+  printf("%-8s %-12s %12s %9s %9s %9s %12s %7s\n", "threads", "mode", "txns/s",
+         "ratio", "min", "max", "cpu_us/txn", "errors");
   uint64_t errors = 0;
   for (const Summary& s : summary) {
-    printf("%-8" PRIu64 " %-11s %12.0f %9.3f %9.3f %9.3f %7" PRIu64 "\n",
+    printf("%-8" PRIu64 " %-12s %12.0f %9.3f %9.3f %9.3f %12.1f %7" PRIu64 "\n",
            s.threads, s.mode.c_str(), s.median_tps, s.median_ratio, s.lo, s.hi,
-           s.errors);
+           s.median_cpu, s.errors);
     errors += s.errors;
   }
   return errors == 0 ? 0 : 1;
@@ -409,8 +480,36 @@ void CloneDir(const fs::path& src, const fs::path& dst) {
   }
 }
 
+// Opens the base DB with a FilteredTransactionDB: if its filter snapshot
+// (--db_dir/base/snap) did not load (none, or one this build no longer
+// reads), the filter is built from the DB and a snapshot written at Close.
+void EnsureSnapshot(const std::string& base, uint64_t n) {
+  const auto start = Clock::now();
+  FilteredDBOptions fopts;
+  fopts.snapshot_dir = base + "/snap";
+  fopts.background_open = false;
+  fopts.persist_on_close = false;
+  std::unique_ptr<FilteredTransactionDB> db;
+  Check(FilteredTransactionDB::Open(NegOptions(n, FLAGS_write_buffer_mb << 20),
+                                    TransactionDBOptions(), base + "/db", fopts,
+                                    &db),
+        "snapshot open");
+  rocksdb_cuckoo::FilteredDBStats stats;
+  Check(db->GetFilterStats(nullptr, &stats), "snapshot stats");
+  if (!stats.loaded_from_snapshot) {
+    fprintf(stderr, "base snapshot not loaded (%s): rewriting it\n",
+            stats.snapshot_status.c_str());
+    Check(db->PersistFilterSnapshots(), "snapshot persist");
+  }
+  Check(db->Close(), "snapshot close");
+  if (!stats.loaded_from_snapshot) {
+    fprintf(stderr, "snapshot rewritten in %.0f s\n",
+            Seconds(start, Clock::now()));
+  }
+}
+
 // The base DB in --db_dir/base (built unless one with the same parameters
-// is there), with a filter snapshot in --db_dir/base/snap.
+// is there), with a filter snapshot in --db_dir/base/snap (EnsureSnapshot).
 std::string EnsureBase(uint64_t n) {
   const std::string base = FLAGS_db_dir + "/base";
   const std::string info = base + "/BUILD_INFO";
@@ -423,6 +522,7 @@ std::string EnsureBase(uint64_t n) {
     std::string line;
     if (std::getline(in, line) && line == params) {
       fprintf(stderr, "reusing the base DB in %s\n", base.c_str());
+      EnsureSnapshot(base, n);
       return base;
     }
   }
@@ -449,18 +549,7 @@ std::string EnsureBase(uint64_t n) {
     cuckoo_bench::WaitForBackgroundJobs(db.get(), 1200);
     Check(db->Close(), "build close");
   }
-  {
-    // A filter snapshot bound to the base's files (written at Close).
-    FilteredDBOptions fopts;
-    fopts.snapshot_dir = base + "/snap";
-    fopts.background_open = false;
-    std::unique_ptr<FilteredTransactionDB> db;
-    Check(FilteredTransactionDB::Open(
-              NegOptions(n, FLAGS_write_buffer_mb << 20),
-              TransactionDBOptions(), base + "/db", fopts, &db),
-          "snapshot open");
-    Check(db->Close(), "snapshot close");
-  }
+  EnsureSnapshot(base, n);  // a filter snapshot bound to the base's files
   std::ofstream(info) << params << "\n";
   fprintf(stderr, "built in %.0f s\n", Seconds(start, Clock::now()));
   return base;
