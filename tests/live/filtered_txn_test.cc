@@ -10,6 +10,8 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <iterator>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -409,6 +411,58 @@ TEST_F(FilteredTxnTest, ReusedTransactionObject) {
   ASSERT_TRUE(txn->Commit().ok());
   delete txn;
   EXPECT_EQ(FilterKeys(db_.get()), 2u);
+}
+
+// Commit copies the keys of its operations into a buffer the transaction
+// object keeps: a reused object whose commits grow and shrink (keys of very
+// different lengths, deletes whose checks run after the commit, a prepared
+// commit with a commit-time batch) leaves one fingerprint per live key.
+TEST_F(FilteredTxnTest, ReusedTransactionObjectCommitsOfEverySize) {
+  auto key = [](int i) {
+    return std::string(size_t(1) + size_t(i % 7) * 97, char('a' + i % 26)) +
+           std::to_string(i);
+  };
+  std::set<std::string> live;
+  Transaction* txn = nullptr;
+  int next = 0;
+  for (int round = 0; round < 40; ++round) {
+    txn = db_->BeginTransaction(WriteOptions(), TransactionOptions(), txn);
+    const int puts = 1 + round % 9;
+    std::set<std::string> this_round;
+    for (int p = 0; p < puts; ++p, ++next) {
+      ASSERT_TRUE(txn->Put(key(next), "v").ok());
+      this_round.insert(key(next));
+    }
+    // Deletes of keys committed by earlier rounds (their checks are
+    // deferred: they read the keys after this commit returned).
+    for (int d = 0; d < round % 5 && !live.empty(); ++d) {
+      auto it = live.begin();
+      std::advance(it, (round * 7 + d) % live.size());
+      ASSERT_TRUE(txn->Delete(*it).ok());
+      live.erase(it);
+    }
+    live.insert(this_round.begin(), this_round.end());
+    if (round % 10 == 9) {
+      ASSERT_TRUE(txn->SetName("r" + std::to_string(round)).ok());
+      ASSERT_TRUE(txn->Prepare().ok());
+      const std::string at_commit = key(next++) + "_at_commit";
+      ASSERT_TRUE(txn->GetCommitTimeWriteBatch()->Put(at_commit, "c").ok());
+      live.insert(at_commit);
+    }
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  delete txn;
+  db_->WaitForDeleteChecks();
+  EXPECT_EQ(FilterKeys(db_.get()), live.size());
+  std::string value;
+  for (const std::string& k : live) {
+    EXPECT_TRUE(db_->Get(ReadOptions(), k, &value).ok()) << k;
+  }
+  for (int i = 0; i < next; ++i) {
+    if (live.count(key(i)) == 0) {
+      EXPECT_TRUE(db_->Get(ReadOptions(), key(i), &value).IsNotFound());
+    }
+  }
 }
 
 TEST_F(FilteredTxnTest, ColumnFamilies) {

@@ -5,6 +5,7 @@
 // (see filtered_txn.h).
 #include "filtered_txn.h"
 
+#include <cstring>
 #include <utility>
 
 #include "filtered_db_impl.h"
@@ -123,18 +124,20 @@ Status FilteredTransaction::Commit() {
     SyncState();
     return s;
   }
-  // Copies: the ops point into them, and the commit clears the batch.
-  std::vector<WriteBatch> copies;
-  copies.reserve(2);
-  if (prepared && has_commit_time) copies.emplace_back(commit_time->Data());
-  copies.emplace_back(batch->Data());
-  std::vector<Op> ops;
+  // The operations, their keys copied into key_store_ (the commit clears
+  // the batches; the engine uses the keys after the write). Both buffers are
+  // the transaction's and keep their capacity, so that a reused transaction
+  // (BeginTransaction's old_txn) commits without allocating here.
+  std::vector<Op>& ops = commit_ops_;
+  ops.clear();
   CommitCollector collector(ctx_->engine->FamiliesById(), &ops);
-  for (WriteBatch& copy : copies) {
-    Status s = copy.Iterate(&collector);
+  if (prepared && has_commit_time) {
+    Status s = commit_time->Iterate(&collector);
     if (!s.ok()) return s;
   }
-  Status s;
+  Status s = batch->Iterate(&collector);
+  if (!s.ok()) return s;
+  CopyKeys(&ops);
   if (ops.empty()) {
     s = inner_->Commit();  // no filtered family
   } else {
@@ -144,6 +147,23 @@ Status FilteredTransaction::Commit() {
   }
   SyncState();
   return s;
+}
+
+void FilteredTransaction::CopyKeys(std::vector<Op>* ops) {
+  size_t bytes = 0;
+  for (const Op& op : *ops) bytes += op.key.size() + op.end.size();
+  // Sized once, then written: the slices into it stay valid.
+  key_store_.resize(bytes);
+  char* out = key_store_.data();
+  auto copy = [&out](Slice* slice) {
+    if (slice->size() > 0) memcpy(out, slice->data(), slice->size());
+    *slice = Slice(out, slice->size());
+    out += slice->size();
+  };
+  for (Op& op : *ops) {
+    copy(&op.key);
+    copy(&op.end);
+  }
 }
 
 // ------------------------------------------------------------ reads

@@ -449,12 +449,18 @@ class FilteredTransaction final : public ROCKSDB_NAMESPACE::Transaction {
   Status LockForRead(const ReadOptions& options,
                      ColumnFamilyHandle* column_family, const Slice& key,
                      bool exclusive, bool do_validate);
+  // Points the keys of `ops` (slices into the transaction's batches) at
+  // copies in key_store_.
+  void CopyKeys(std::vector<Op>* ops);
   // The Transaction base members that its non-virtual accessors read
   // (GetState, GetId), copied from the wrapped transaction.
   void SyncState();
 
   const TxnContext* const ctx_;
   Transaction* const inner_;
+  // Commit's operations and the copies of their keys (reused: see Commit).
+  std::vector<Op> commit_ops_;
+  std::string key_store_;
 };
 
 }  // namespace live
