@@ -246,40 +246,56 @@ TEST(FilteredDB, ReadsWithASnapshotBypassTheFilter) {
   db->ReleaseSnapshot(snap);
 }
 
+// Both MultiGet interfaces, at sizes below and above the batched read's
+// stack scratch (256 keys) and its probe chunk (64 keys).
 TEST(FilteredDB, MultiGetBothInterfaces) {
   TempDir dir;
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
                                test::SmallFilterOptions(), &db)
                   .ok());
-  for (int i = 0; i < 100; i += 2)
+  constexpr int kKeys = 1000;
+  for (int i = 0; i < kKeys; i += 2)
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
-  std::vector<std::string> key_strings;
-  for (int i = 0; i < 100; ++i) key_strings.push_back(Key(i));
-  std::vector<Slice> keys(key_strings.begin(), key_strings.end());
-  std::vector<std::string> values;
-  std::vector<Status> st = db->MultiGet(ReadOptions(), keys, &values);
-  ASSERT_EQ(st.size(), 100u);
-  ASSERT_EQ(values.size(), 100u);
-  for (int i = 0; i < 100; ++i) {
-    if (i % 2 == 0) {
-      ASSERT_TRUE(st[i].ok()) << i;
-      EXPECT_EQ(values[i], "v" + Key(i));
-    } else {
-      ASSERT_TRUE(st[i].IsNotFound()) << i;
+  for (const int n : {1, 63, 100, 257, kKeys}) {
+    SCOPED_TRACE(n);
+    std::vector<std::string> key_strings;
+    for (int i = 0; i < n; ++i) key_strings.push_back(Key(i));
+    std::vector<Slice> keys(key_strings.begin(), key_strings.end());
+    std::vector<std::string> values;
+    std::vector<Status> st = db->MultiGet(ReadOptions(), keys, &values);
+    ASSERT_EQ(st.size(), size_t(n));
+    ASSERT_EQ(values.size(), size_t(n));
+    for (int i = 0; i < n; ++i) {
+      if (i % 2 == 0) {
+        ASSERT_TRUE(st[i].ok()) << i;
+        EXPECT_EQ(values[i], "v" + Key(i));
+      } else {
+        ASSERT_TRUE(st[i].IsNotFound()) << i;
+      }
     }
-  }
-  std::vector<PinnableSlice> pvalues(100);
-  std::vector<Status> pst(100);
-  db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(),
-               keys.data(), pvalues.data(), pst.data(), /*sorted_input=*/true);
-  for (int i = 0; i < 100; ++i) {
-    if (i % 2 == 0) {
-      ASSERT_TRUE(pst[i].ok()) << i;
-      EXPECT_EQ(pvalues[i].ToString(), "v" + Key(i));
-    } else {
-      ASSERT_TRUE(pst[i].IsNotFound()) << i;
+    std::vector<PinnableSlice> pvalues(n);
+    std::vector<Status> pst(n);
+    db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), keys.size(),
+                 keys.data(), pvalues.data(), pst.data(),
+                 /*sorted_input=*/true);
+    for (int i = 0; i < n; ++i) {
+      if (i % 2 == 0) {
+        ASSERT_TRUE(pst[i].ok()) << i;
+        EXPECT_EQ(pvalues[i].ToString(), "v" + Key(i));
+      } else {
+        ASSERT_TRUE(pst[i].IsNotFound()) << i;
+      }
     }
+    // Only absent keys: answered whole by the filter (up to its false
+    // positives, which the DB answers NotFound as well).
+    std::vector<std::string> absent_strings;
+    for (int i = 0; i < n; ++i) absent_strings.push_back(Key(kKeys + i));
+    std::vector<Slice> absent(absent_strings.begin(), absent_strings.end());
+    db->MultiGet(ReadOptions(), db->DefaultColumnFamily(), absent.size(),
+                 absent.data(), pvalues.data(), pst.data(),
+                 /*sorted_input=*/false);
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(pst[i].IsNotFound()) << i;
   }
 }
 

@@ -298,10 +298,13 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   void RecordMultiGetAnswered() const;
   // Batched reads: answers NotFound for the keys that the filters rule out
   // and passes the others, in order (so sorted input stays sorted), to
-  // forward(m, cfs, keys, values, statuses). cfs[i] is the family of keys[i].
+  // forward(m, cfs, keys, values, statuses). cfs[i] is the family of keys[i]
+  // (cfs null: one_cf is every key's, and forward gets cfs null when it
+  // gets every key).
   template <typename Forward>
   void FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
-                        ColumnFamilyHandle* const* cfs, const Slice* keys,
+                        ColumnFamilyHandle* const* cfs,
+                        ColumnFamilyHandle* one_cf, const Slice* keys,
                         PinnableSlice* values, Status* statuses,
                         Forward&& forward);
 

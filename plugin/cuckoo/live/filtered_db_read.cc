@@ -181,26 +181,59 @@ std::vector<Status> FilteredDBImpl::MultiGet(
 }
 #endif  // !CUCKOO_DB_READS_FINAL
 
+namespace {
+
+// Scratch space of one batched read: on the stack up to kInline elements
+// (no allocation for the usual MultiGet sizes), on the heap beyond.
+template <typename T, size_t kInline>
+class Scratch {
+ public:
+  explicit Scratch(size_t n)
+      : data_(n <= kInline ? inline_
+                           : (heap_ = std::make_unique<T[]>(n)).get()) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* get() { return data_; }
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  T inline_[kInline];
+  std::unique_ptr<T[]> heap_;
+  T* const data_;
+};
+
+// Keys hashed and probed together (MayContainBatch keeps 16 in flight).
+constexpr size_t kProbeChunk = 64;
+
+}  // namespace
+
 template <typename Forward>
 void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
                                       ColumnFamilyHandle* const* cfs,
+                                      ColumnFamilyHandle* one_cf,
                                       const Slice* keys, PinnableSlice* values,
                                       Status* statuses, Forward&& forward) {
-  // One batched (prefetching) filter probe per run of keys of one family.
-  std::unique_ptr<bool[]> maybe(new bool[num_keys]);
-  std::vector<cuckoo::KeyHash> hashes;
+  // The family of key i: cfs[i], or one_cf for every key.
+  auto cf_of = [&](size_t i) { return cfs != nullptr ? cfs[i] : one_cf; };
+  // One batched (prefetching) filter probe per chunk of a run of keys of
+  // one family; nothing allocated unless more than 256 keys or some key
+  // goes to the DB.
+  Scratch<bool, 256> maybe(num_keys);
   size_t candidates = 0;
   for (size_t i = 0; i < num_keys;) {
     size_t j = i + 1;
-    while (j < num_keys && cfs[j] == cfs[i]) ++j;
-    const CfState* s = ReadState(ro, cfs[i]);
+    while (j < num_keys && cf_of(j) == cf_of(i)) ++j;
+    const CfState* s = ReadState(ro, cf_of(i));
     if (s == nullptr) {
       std::fill(maybe.get() + i, maybe.get() + j, true);
     } else {
-      hashes.resize(j - i);
-      for (size_t k = i; k < j; ++k)
-        hashes[k - i] = cuckoo::HashKey(View(keys[k]));
-      s->filter->MayContainBatch(hashes.data(), j - i, maybe.get() + i);
+      cuckoo::KeyHash hashes[kProbeChunk];
+      for (size_t c = i; c < j; c += kProbeChunk) {
+        const size_t len = std::min(kProbeChunk, j - c);
+        for (size_t k = 0; k < len; ++k)
+          hashes[k] = cuckoo::HashKey(View(keys[c + k]));
+        s->filter->MayContainBatch(hashes, len, maybe.get() + c);
+      }
       const uint64_t absent = static_cast<uint64_t>(
           std::count(maybe.get() + i, maybe.get() + j, false));
       s->reads.Add(j - i, absent);
@@ -225,13 +258,14 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
     }
   }
   if (index.empty()) return;
+  // Some keys go to the DB (a read of microseconds): plain vectors.
   const size_t m = index.size();
   std::vector<ColumnFamilyHandle*> sub_cfs(m);
   std::vector<Slice> sub_keys(m);
   std::unique_ptr<PinnableSlice[]> sub_values(new PinnableSlice[m]);
   std::unique_ptr<Status[]> sub_status(new Status[m]);
   for (size_t j = 0; j < m; ++j) {
-    sub_cfs[j] = cfs[index[j]];
+    sub_cfs[j] = cf_of(index[j]);
     sub_keys[j] = keys[index[j]];
   }
   forward(m, sub_cfs.data(), sub_keys.data(), sub_values.get(),
@@ -256,7 +290,7 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
     return db_->MultiGet(ro, num_keys, cfs, keys, values, timestamps, statuses,
                          sorted_input);
   }
-  FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
+  FilteredMultiGet(ro, num_keys, cfs, nullptr, keys, values, statuses,
                    [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
                        PinnableSlice* v, Status* st) {
                      db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c),
@@ -272,8 +306,7 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, ColumnFamilyHandle* cf,
     return db_->MultiGet(ro, cf, num_keys, keys, values, statuses,
                          sorted_input);
   }
-  const std::vector<ColumnFamilyHandle*> cfs(num_keys, cf);
-  FilteredMultiGet(ro, num_keys, cfs.data(), keys, values, statuses,
+  FilteredMultiGet(ro, num_keys, nullptr, cf, keys, values, statuses,
                    [&](size_t m, ColumnFamilyHandle* const*, const Slice* k,
                        PinnableSlice* v, Status* st) {
                      db_->MultiGet(ro, cf, m, k, v, st, sorted_input);
@@ -288,7 +321,7 @@ void FilteredDBImpl::MultiGet(const ReadOptions& ro, size_t num_keys,
     return db_->MultiGet(ro, num_keys, cfs, keys, values, statuses,
                          sorted_input);
   }
-  FilteredMultiGet(ro, num_keys, cfs, keys, values, statuses,
+  FilteredMultiGet(ro, num_keys, cfs, nullptr, keys, values, statuses,
                    [&](size_t m, ColumnFamilyHandle* const* c, const Slice* k,
                        PinnableSlice* v, Status* st) {
                      db_->MultiGet(ro, m, const_cast<ColumnFamilyHandle**>(c),
