@@ -29,6 +29,9 @@
 #                          (default bloom,cuckoo)
 #   --repeats=<n>          runs per (bits, policy), best ops/s kept (default 1);
 #                          runs alternate between policies
+#   --median               keep the median ops/s of the repeats instead of the
+#                          best (per benchmark; the lower middle one of an
+#                          even count)
 #   --cache_size=<bytes>   block cache (default 536870912: reads measure CPU)
 #   --workdir=<dir>        scratch space (default: a new directory under /tmp)
 #   --csv=<file>           also write the table as CSV
@@ -53,6 +56,7 @@ reads=500000
 bits_list=10,16
 policies=bloom,cuckoo
 repeats=1
+median=0
 cache_size=536870912
 workdir=""
 csv=""
@@ -67,11 +71,12 @@ for arg in "$@"; do
     --bits=*) bits_list=${arg#*=} ;;
     --policies=*) policies=${arg#*=} ;;
     --repeats=*) repeats=${arg#*=} ;;
+    --median) median=1 ;;
     --cache_size=*) cache_size=${arg#*=} ;;
     --workdir=*) workdir=${arg#*=} ;;
     --csv=*) csv=${arg#*=} ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -172,7 +177,40 @@ for bits in "${bits_arr[@]}"; do
   done
 done
 
-# Best ops/s per (bits, policy) over repeats, then ratios against Bloom.
+# With --median: one line per (bits, policy) whose ops/s (fields 4-7) are
+# the medians of its repeats; the table below then keeps that line.
+summary="$workdir/results"
+if [ "$median" = 1 ]; then
+  summary="$workdir/results.median"
+  awk '
+  {
+    key = $1 " " $2
+    if (!(key in cnt)) { order[n++] = key; line[key] = $0 }
+    c = ++cnt[key]
+    for (f = 4; f <= 7; ++f) v[key, f, c] = $f
+  }
+  END {
+    for (i = 0; i < n; ++i) {
+      key = order[i]; m = cnt[key]
+      nf = split(line[key], out, " ")
+      for (f = 4; f <= 7; ++f) {
+        for (a = 1; a <= m; ++a) s[a] = v[key, f, a] + 0
+        for (a = 2; a <= m; ++a) {  # insertion sort
+          x = s[a]; b = a - 1
+          while (b >= 1 && s[b] > x) { s[b + 1] = s[b]; --b }
+          s[b + 1] = x
+        }
+        out[f] = s[int((m + 1) / 2)]
+      }
+      row = out[1]
+      for (f = 2; f <= nf; ++f) row = row " " out[f]
+      print row
+    }
+  }' "$workdir/results" > "$summary"
+fi
+
+# Best (or, with --median, median) ops/s per (bits, policy) over repeats,
+# then ratios against Bloom.
 awk -v csv="$csv" '
 {
   key = $1 " " $2
@@ -200,5 +238,5 @@ END {
     printf "%-5s %-14s %-24s %10d %10d %10d %10d %8.3f %8.4f | %7s %7s %7s\n", kb[1], kb[2], fp[key], fill[key], rr[key], rm[key], mr[key], bpk, fpr, r1, r2, r3
     if (csv != "") printf "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.4f,%d,%d,%d,%.5f,%s,%s,%s\n", kb[1], kb[2], fp[key], fill[key], rr[key], rm[key], mr[key], fb[key], fe[key], bpk, us[key], pos[key], tp[key], fpr, r1, r2, r3 >> csv
   }
-}' "$workdir/results"
+}' "$summary"
 echo "logs: $workdir"
