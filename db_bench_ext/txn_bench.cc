@@ -22,7 +22,9 @@
 //   transactions/s per repetition and mode, the ratio to the first mode
 //   (plain or occ_plain) of each repetition, medians and range, and the
 //   process CPU time per transaction (every thread: writers, the deferred
-//   delete checks, flushes; compactions settle between modes, untimed).
+//   delete checks, flushes; compactions settle between modes, untimed) with
+//   its ratio (the first mode's CPU over this mode's: the steadier figure
+//   on a shared machine).
 //   Every filtered repetition ends with WaitForDeleteChecks, so any deferred
 //   work is counted. --recent_keys and --unchecked_delete_ratio set those
 //   FilteredDBOptions of the filtered modes. Then a sample of live and deleted
@@ -41,7 +43,8 @@
 //   --neg_gets Gets of never-written keys inside transactions (txn->Get, one
 //   transaction per 100 Gets), in chunks of 10000 alternating which DB goes
 //   first, and the same through DB::Get for reference: Gets/s and the
-//   speedup, medians over the repetitions.
+//   speedup, from wall time and from the thread's CPU time, medians over
+//   the repetitions.
 //
 // Note: Debian's librocksdb is built with assertions; compare the ratios of
 // one run, not absolute figures.
@@ -388,7 +391,7 @@ int RunCommits() {
   struct Summary {
     uint64_t threads;
     std::string mode;
-    double median_tps, median_ratio, lo, hi, median_cpu;
+    double median_tps, median_ratio, lo, hi, median_cpu, median_cpu_ratio;
     uint64_t errors;
   };
   std::vector<Summary> summary;
@@ -401,7 +404,7 @@ int RunCommits() {
     for (auto& d : dbs) d->Fill(FLAGS_num);
     for (auto& d : dbs) cuckoo_bench::WaitForBackgroundJobs(d->db());
     std::vector<std::vector<double>> tps(modes.size()), ratio(modes.size()),
-        cpu_us(modes.size());
+        cpu_us(modes.size()), cpu_ratio(modes.size());
     for (uint64_t r = 0; r < FLAGS_reps; ++r) {
       std::vector<double> secs(modes.size()), cpu(modes.size());
       for (size_t k = 0; k < modes.size(); ++k) {
@@ -412,6 +415,7 @@ int RunCommits() {
         tps[m].push_back(double(FLAGS_rep_txns) / secs[m]);
         ratio[m].push_back(tps[m].back() / tps[0].back());
         cpu_us[m].push_back(cpu[m] * 1e6 / double(FLAGS_rep_txns));
+        cpu_ratio[m].push_back(cpu_us[0].back() / cpu_us[m].back());
         printf("%-8" PRIu64 " %-4" PRIu64 " %-12s %12.0f %9.3f %12.1f\n",
                threads, r, modes[m].c_str(), tps[m].back(), ratio[m].back(),
                cpu_us[m].back());
@@ -422,7 +426,7 @@ int RunCommits() {
       const auto [lo, hi] =
           std::minmax_element(ratio[m].begin(), ratio[m].end());
       summary.push_back({threads, modes[m], Median(tps[m]), Median(ratio[m]),
-                         *lo, *hi, Median(cpu_us[m]),
+                         *lo, *hi, Median(cpu_us[m]), Median(cpu_ratio[m]),
                          dbs[m]->CheckSample(20000)});
       const std::string work = dbs[m]->FilterWork();
       if (!work.empty()) {
@@ -434,13 +438,14 @@ int RunCommits() {
   }
   printf("\nsummary (medians over repetitions; ratio to %s)\n",
          modes[0].c_str());
-  printf("%-8s %-12s %12s %9s %9s %9s %12s %7s\n", "threads", "mode", "txns/s",
-         "ratio", "min", "max", "cpu_us/txn", "errors");
+  printf("%-8s %-12s %12s %9s %9s %9s %12s %9s %7s\n", "threads", "mode",
+         "txns/s", "ratio", "min", "max", "cpu_us/txn", "cpu_ratio", "errors");
   uint64_t errors = 0;
   for (const Summary& s : summary) {
-    printf("%-8" PRIu64 " %-12s %12.0f %9.3f %9.3f %9.3f %12.1f %7" PRIu64 "\n",
+    printf("%-8" PRIu64 " %-12s %12.0f %9.3f %9.3f %9.3f %12.1f %9.3f %7" PRIu64
+           "\n",
            s.threads, s.mode.c_str(), s.median_tps, s.median_ratio, s.lo, s.hi,
-           s.median_cpu, s.errors);
+           s.median_cpu, s.median_cpu_ratio, s.errors);
     errors += s.errors;
   }
   return errors == 0 ? 0 : 1;
@@ -598,19 +603,22 @@ int RunNeg() {
   PinnableSlice value;
   // Per repetition: Gets/s of [db][read kind], read kind 0 = Transaction::
   // Get, 1 = TransactionDB::Get.
-  std::vector<double> rates[2][2], speedup[2];
+  // cpu_speedup: the same from this thread's CPU time (leaves out the time
+  // the thread is descheduled: the steadier figure on a shared machine).
+  std::vector<double> rates[2][2], speedup[2], cpu_speedup[2];
   for (uint64_t rep = 0; rep < FLAGS_neg_reps; ++rep) {
     std::vector<std::string> keys;
     for (uint64_t q = 0; q < FLAGS_neg_gets; ++q) {
       keys.push_back(MakeKey(kAbsentBase + (rng() >> 24)));
     }
-    double secs[2][2] = {{0, 0}, {0, 0}};
+    double secs[2][2] = {{0, 0}, {0, 0}}, cpu[2][2] = {{0, 0}, {0, 0}};
     for (size_t begin = 0; begin < keys.size(); begin += chunk) {
       const size_t end = std::min(keys.size(), begin + chunk);
       for (int k = 0; k < 2; ++k) {
         const int d = int((begin / chunk + k) % 2);  // alternating first
         Transaction* txn = nullptr;
         auto start = Clock::now();
+        double cpu_start = cuckoo_bench::ThreadCpuSeconds();
         for (size_t q = begin; q < end; ++q) {
           if ((q - begin) % 100 == 0) {
             if (txn != nullptr) Check(txn->Commit(), "commit");
@@ -625,7 +633,9 @@ int RunNeg() {
         Check(txn->Commit(), "commit");
         delete txn;
         secs[d][0] += Seconds(start, Clock::now());
+        cpu[d][0] += cuckoo_bench::ThreadCpuSeconds() - cpu_start;
         start = Clock::now();
+        cpu_start = cuckoo_bench::ThreadCpuSeconds();
         for (size_t q = begin; q < end; ++q) {
           value.Reset();
           errors += !dbs[d]
@@ -634,6 +644,7 @@ int RunNeg() {
                          .IsNotFound();
         }
         secs[d][1] += Seconds(start, Clock::now());
+        cpu[d][1] += cuckoo_bench::ThreadCpuSeconds() - cpu_start;
       }
     }
     for (int d = 0; d < 2; ++d) {
@@ -641,9 +652,16 @@ int RunNeg() {
         rates[d][r].push_back(double(keys.size()) / secs[d][r]);
       }
     }
-    for (int r = 0; r < 2; ++r) speedup[r].push_back(secs[0][r] / secs[1][r]);
-    fprintf(stderr, "rep %" PRIu64 ": Transaction::Get %.2fx, DB::Get %.2fx\n",
-            rep, speedup[0].back(), speedup[1].back());
+    for (int r = 0; r < 2; ++r) {
+      speedup[r].push_back(secs[0][r] / secs[1][r]);
+      cpu_speedup[r].push_back(cpu[0][r] / cpu[1][r]);
+    }
+    fprintf(stderr,
+            "rep %" PRIu64
+            ": Transaction::Get %.2fx (cpu %.2fx), DB::Get %.2fx (cpu "
+            "%.2fx)\n",
+            rep, speedup[0].back(), cpu_speedup[0].back(), speedup[1].back(),
+            cpu_speedup[1].back());
   }
   // No false negative: a sample of written keys.
   std::string v;
@@ -658,15 +676,18 @@ int RunNeg() {
          "ratios, range)\n",
          n, files.c_str(), FLAGS_block_cache_mb, FLAGS_sst_bloom_bits,
          FLAGS_neg_gets, FLAGS_neg_reps);
-  printf("%-20s %14s %14s %9s %15s\n", "read", "plain Gets/s", "cuckoo Gets/s",
-         "speedup", "range");
+  printf("%-20s %14s %14s %9s %15s %9s %15s\n", "read", "plain Gets/s",
+         "cuckoo Gets/s", "speedup", "range", "cpu", "cpu range");
   const char* names[2] = {"Transaction::Get", "TransactionDB::Get"};
   for (int r = 0; r < 2; ++r) {
     const auto [lo, hi] =
         std::minmax_element(speedup[r].begin(), speedup[r].end());
-    printf("%-20s %14.0f %14.0f %9.2f %7.2f-%-7.2f\n", names[r],
-           Median(rates[0][r]), Median(rates[1][r]), Median(speedup[r]), *lo,
-           *hi);
+    const auto [cpu_lo, cpu_hi] =
+        std::minmax_element(cpu_speedup[r].begin(), cpu_speedup[r].end());
+    printf("%-20s %14.0f %14.0f %9.2f %7.2f-%-7.2f %9.2f %7.2f-%-7.2f\n",
+           names[r], Median(rates[0][r]), Median(rates[1][r]),
+           Median(speedup[r]), *lo, *hi, Median(cpu_speedup[r]), *cpu_lo,
+           *cpu_hi);
   }
   printf("errors %" PRIu64 "\n", errors);
   Check(filtered->Close(), "close");

@@ -74,6 +74,15 @@
 // skip_concurrency_control (and TransactionDBOptions::
 // skip_concurrency_control) takes no key locks, as in RocksDB.
 //
+// Cost. A commit costs what FilteredDB::Write of its batch costs (see
+// filtered_db.h): a Delete of a key that FilteredDBOptions::recent_keys does
+// not know costs a point read of the DB (deferred, on a background thread),
+// about a third of a plain commit of five operations. Commits that delete
+// keys written long before run at about half a plain TransactionDB's rate;
+// recent_keys larger than the keys written between a key's Put and its
+// Delete, or unchecked_delete_ratio, remove the read (docs/live_filter.md,
+// "Transactions").
+//
 // Write policies: WRITE_COMMITTED only. Open refuses WRITE_PREPARED and
 // WRITE_UNPREPARED with Status::NotSupported naming the policy (they write
 // uncommitted data into the DB, which the filter's protocol does not model).
