@@ -179,10 +179,12 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
     return Status::OK();
   }
 
+  // Returns OK (RocksDB asserts that MarkBeginPrepare does); Continue()
+  // then stops the iteration.
   Status Marker(const char* what) {
     Fail(DecodeFailure::kTransaction,
          std::string("transaction marker (") + what + ") in the WAL");
-    return status_;
+    return Status::OK();
   }
 
   void Fail(DecodeFailure failure, const std::string& why) {
@@ -334,6 +336,14 @@ std::string WriteRecord(uint32_t ops, const std::vector<FamilyEffects>& cfs) {
     for (uint64_t h : f.erases) PutFixed64(&out, h);
   }
   return out;
+}
+
+Status WriteWithRecord(
+    const ROCKSDB_NAMESPACE::WriteBatch& batch, const Slice& record,
+    const std::function<Status(ROCKSDB_NAMESPACE::WriteBatch*)>& write) {
+  ROCKSDB_NAMESPACE::WriteBatch with(batch);
+  with.PutLogData(record).PermitUncheckedError();  // see the header
+  return write(&with);
 }
 
 std::string CheckerRecord(uint64_t session, uint64_t generation,

@@ -75,6 +75,29 @@ struct FamilyEffects {
 
 // The blob of a write of `ops` operations (all families) with these effects.
 std::string WriteRecord(uint32_t ops, const std::vector<FamilyEffects>& cfs);
+
+// The effects of one write of several operations (a batch, a DeleteRange, a
+// transaction's commit): per filtered family, the hashes inserted before
+// the write and those erased after it (deferred delete checks are not
+// listed: the checker logs their erasures).
+struct WriteEffects {
+  std::vector<FamilyEffects> cfs;
+  // The record of this write for a WriteBatch of `ops` operations.
+  std::string Record(uint32_t ops) const { return WriteRecord(ops, cfs); }
+};
+
+// Calls write(b) (e.g. DB::Write(wo, b)) with b a copy of `batch` with
+// `record` appended after its operations. A copy (one allocation and a
+// memcpy of the batch): appending to the caller's batch could move its
+// bytes, which the write's plan still points into, and would change the
+// caller's batch. A batch that cannot take the record (its max_bytes) is
+// written without: a replay then finds the write uncovered and falls back
+// to a scan.
+ROCKSDB_NAMESPACE::Status WriteWithRecord(
+    const ROCKSDB_NAMESPACE::WriteBatch& batch,
+    const ROCKSDB_NAMESPACE::Slice& record,
+    const std::function<
+        ROCKSDB_NAMESPACE::Status(ROCKSDB_NAMESPACE::WriteBatch*)>& write);
 // The blob of the checker's erasures (FamilyEffects::erases only).
 std::string CheckerRecord(uint64_t session, uint64_t generation,
                           const std::vector<FamilyEffects>& cfs);

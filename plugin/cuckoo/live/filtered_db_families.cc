@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "filtered_db_impl.h"
+#include "rocksdb/write_batch.h"
 
 namespace rocksdb_cuckoo {
 namespace live {
@@ -42,8 +43,17 @@ Status FilteredDBImpl::IngestExternalFiles(
     ids.push_back(arg.column_family == nullptr ? 0
                                                : arg.column_family->GetID());
   }
+  // An ingestion marker in the WAL too: a replay never crosses it, should
+  // an old checkpoint file be put back (effect_log.h, kind 4).
+  auto mark = [&] {
+    ROCKSDB_NAMESPACE::WriteBatch marker;
+    Status st = marker.PutLogData(effect_log::IngestionRecord(ids));
+    if (st.ok()) st = db_->Write(ROCKSDB_NAMESPACE::WriteOptions(), &marker);
+    return st;
+  };
   if (touched.empty()) {
     Status st = snapshots_->Remove(ids);
+    if (st.ok()) st = mark();
     if (!st.ok()) return st;
     return db_->IngestExternalFiles(args);
   }
@@ -53,6 +63,7 @@ Status FilteredDBImpl::IngestExternalFiles(
   std::lock_guard<std::mutex> persisting(persist_mu_);
   ExclusiveLock lock(this);
   Status removed = snapshots_->Remove(ids);
+  if (removed.ok()) removed = mark();
   if (!removed.ok()) return removed;
   recent_keys_.Clear();  // ingested files may delete keys
   for (CfState* s : touched) {

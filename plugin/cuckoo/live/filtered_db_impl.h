@@ -54,6 +54,12 @@
 //   filter_mu_  the Rebuilder's state and the rebuild calls of the filter
 //       (BeginRebuild, Replace, AbortRebuild); held briefly. Insert and
 //       Erase need no lock here: LiveKeyFilter serializes its writers.
+//   effects_mu_  (a leaf) the delete checker's erasures: the WAL record that
+//       logs them (effect_log.h), then the erasures, under it; a persist's
+//       freeze takes it to record the last of them (erase_generation_).
+// Every write logs what it did to the filters in its own WriteBatch, after
+// its operations (effect_log.h; docs/recovery_design.md section 4), so that a
+// checkpoint plus the WAL after it give the filter after a crash.
 // A Delete of a key the filter may contain does not read before its write:
 // under the stripe it picks a DB snapshot shared with other deletes
 // (CheckSnapshots: one that holds every earlier write of the key), writes,
@@ -76,6 +82,7 @@
 #include "cf_state.h"
 #include "checkpoint_file.h"
 #include "delete_checker.h"
+#include "effect_log.h"
 #include "recent_keys.h"
 #include "rocksdb/version.h"
 #include "rocksdb_cuckoo/filtered_db.h"
@@ -110,6 +117,16 @@ ROCKSDB_NAMESPACE::Status CheckFamiliesToFilter(
 ROCKSDB_NAMESPACE::Status CheckFamiliesToFilter(
     const std::vector<ROCKSDB_NAMESPACE::ColumnFamilyDescriptor>& opened,
     const FilteredDBOptions& filtered_options);
+
+// WAL retention (docs/recovery_design.md 3.5): with a snapshot_dir, and
+// when the application set neither WAL_ttl_seconds nor WAL_size_limit_MB,
+// the options FilteredDB opens the DB with keep flushed WAL files in
+// <wal_dir>/archive/ (RocksDB never purges them with this ttl) so that the
+// writes after a checkpoint can be replayed; each checkpoint then deletes
+// the archived files it no longer needs (FilteredDBImpl::ReleaseArchivedWal).
+constexpr uint64_t kRetainWalSeconds = uint64_t{100} * 365 * 24 * 3600;
+void RetainWal(const FilteredDBOptions& filtered_options,
+               ROCKSDB_NAMESPACE::DBOptions* db_options);
 
 class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
  public:
@@ -262,9 +279,15 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // which `unwritten` returns true (nothing reached the WAL or a memtable),
   // the fingerprints inserted for it are erased again. The keys of `ops`
   // must stay valid until the call returns.
-  Status WriteForTransaction(const WriteOptions& wo, std::vector<Op>* ops,
-                             const std::function<Status()>& write,
-                             bool (*unwritten)(const Status&));
+  // `write` gets the write's filter effects: its WriteBatch must carry
+  // effects.Record(n) right after its n operations (effect_log::
+  // WriteWithRecord), or the
+  // replay after a crash falls back to a scan.
+  Status WriteForTransaction(
+      const WriteOptions& wo, std::vector<Op>* ops,
+      const std::function<Status(const effect_log::WriteEffects& effects)>&
+          write,
+      bool (*unwritten)(const Status&));
   // KnownAbsent, for a read of a transaction that found no entry for the
   // key in its own batch.
   bool KnownAbsentForTransaction(const ReadOptions& ro, ColumnFamilyHandle* cf,
@@ -440,6 +463,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // PersistFilterSnapshots; with wait_for_builds false (the automatic
   // checkpoints), a filter Open is still building is skipped silently.
   Status Persist(bool wait_for_builds);
+  // After a checkpoint at `seq` of every filtered family: deletes the
+  // archived WAL files whose records all precede it (only with the
+  // retention RetainWal set up; the file of `keep` stays).
+  void ReleaseArchivedWal(SequenceNumber seq, uint64_t keep);
   // Writes a count-0 batch with a checkpoint marker (effect_log.h) to the
   // WAL: the WAL bytes a checkpoint is bound to then exist and are its own.
   Status WriteCheckpointMarker();
@@ -523,6 +550,11 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Handles the caller destroyed that CfState::handle still points to.
   std::vector<ColumnFamilyHandle*> retired_;
   std::atomic<bool> unlogged_writes_{false};  // a disableWAL write happened
+  // This object's nonce in the delete checker's WAL records, and the
+  // generation of the last of them (effects_mu_).
+  const uint64_t session_;
+  std::mutex effects_mu_;
+  uint64_t erase_generation_ = 0;
   // The automatic checkpoints' thread.
   std::thread checkpoint_thread_;
   std::mutex checkpoint_mu_;

@@ -7,8 +7,10 @@
 // checkpoint, loaded in the background, or from a DB scan; design in
 // docs/recovery_design.md). Persist and Close: filtered_db_persist.cc.
 #include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <new>
+#include <random>
 
 #include "../info_log.h"
 #include "filtered_db_impl.h"
@@ -20,6 +22,21 @@ using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
 using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::InfoLogLevel;
 using ROCKSDB_NAMESPACE::Status;
+
+namespace {
+
+// A random nonce per FilteredDB object (never 0): the session of its delete
+// checker's WAL records (effect_log::CheckerRecord).
+uint64_t NewSession() {
+  std::random_device rd;
+  const uint64_t session =
+      (uint64_t{rd()} << 32) ^ rd() ^
+      static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+  return session == 0 ? 1 : session;
+}
+
+}  // namespace
 
 FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
                                PreOpenFacts pre_open)
@@ -34,7 +51,8 @@ FilteredDBImpl::FilteredDBImpl(DB* db, const FilteredDBOptions& options,
           [this](std::vector<DeleteChecker::Check>* checks) {
             ResolveDeferredChecks(checks);
           },
-          kMaxPendingChecks)) {}
+          kMaxPendingChecks)),
+      session_(NewSession()) {}
 
 FilteredDBImpl::~FilteredDBImpl() {
   CloseImpl().PermitUncheckedError();
@@ -232,18 +250,64 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
   db.wal_error = found->second.wal_error;
   const Judgement j = JudgeCheckpoint(id, db);
   if (j.verdict == Verdict::kReject) return refuse(j.why, true);
-  if (j.verdict == Verdict::kReplay) {
-    return refuse(
-        "stale checkpoint: " + j.why + " (their filter effects are not logged)",
-        true);
-  }
+  // This open continues the checkpoint's chain from here on (before the
+  // replay, which may take a while: a kill during it leaves the next open
+  // the same checkpoint, chain and WAL).
   AppendOpen(ChainEntry{id.manifest, id.wal});
+  std::string used = "used";
+  if (j.verdict == Verdict::kReplay) {
+    // The writes after X: their filter effects, read back from the WAL
+    // (docs/recovery_design.md 3.4), applied to the image. Those after
+    // open_sequence_ are in the delta log that Replace replays.
+    bool room = true;
+    uint64_t misses = 0;
+    ReplaySink sink;
+    sink.insert = [&](uint32_t, uint64_t hash) {
+      if (room && !builder->Add(cuckoo::KeyHash(hash))) room = false;
+    };
+    sink.erase = [&](uint32_t, uint64_t hash) {
+      if (!builder->Erase(cuckoo::KeyHash(hash))) ++misses;
+    };
+    TestHook("LoadCheckpoint:BeforeReplay");
+    const ReplayResult r = ReplayWal(
+        db_,
+        {ReplayTarget{s->id, id.sequence, id.session, id.erase_generation}},
+        open_sequence_, session_, sink,
+        [s] { return s->rebuilder->cancelled(); });
+    if (r.failure == ReplayFailure::kCancelled) {
+      return Status::Incomplete("FilteredDB: checkpoint load cancelled");
+    }
+    if (!r.ok()) {
+      return refuse(std::string("cannot replay the WAL after it (") +
+                        ReplayFailureName(r.failure) + "): " + r.reason,
+                    true);
+    }
+    if (!room) return refuse("no room for the replayed writes", true);
+    if (misses != 0) {
+      // Every logged erasure is of a key whose fingerprint the filter
+      // held: a miss means the image and the log disagree.
+      return refuse("the replayed writes erase " + std::to_string(misses) +
+                        " fingerprints the checkpoint does not hold",
+                    true);
+    }
+    used = "used, " + std::to_string(r.stats.ops) + " writes replayed";
+    Info(
+        "cuckoo live filter [%s]: replayed %llu writes after the checkpoint "
+        "(%llu WAL records, %llu bytes; %llu inserts, %llu erases, %llu by "
+        "delete checks)",
+        s->name.c_str(), static_cast<unsigned long long>(r.stats.ops),
+        static_cast<unsigned long long>(r.stats.records),
+        static_cast<unsigned long long>(r.stats.bytes),
+        static_cast<unsigned long long>(r.stats.inserts),
+        static_cast<unsigned long long>(r.stats.erases),
+        static_cast<unsigned long long>(r.stats.checker_erases));
+  }
   if (ticket != 0) LiveKeyFilter::AdoptRebuild(builder.get(), ticket);
-  s->SetSnapshotStatus("used", true);
+  s->SetSnapshotStatus(used, true);
   Info(
-      "cuckoo live filter [%s]: checkpoint %s used (sequence %llu, %llu "
+      "cuckoo live filter [%s]: checkpoint %s %s (sequence %llu, %llu "
       "keys)",
-      s->name.c_str(), path.c_str(),
+      s->name.c_str(), path.c_str(), used.c_str(),
       static_cast<unsigned long long>(id.sequence),
       static_cast<unsigned long long>(builder->size()));
   *out = std::move(builder);
@@ -306,6 +370,16 @@ Status CheckFamiliesToFilter(
   std::vector<std::string> names;
   for (const auto& d : opened) names.push_back(d.name);
   return CheckFamiliesToFilter(names, filtered_options);
+}
+
+// Declared in filtered_db_impl.h (also used by filtered_txn_db.cc).
+void RetainWal(const FilteredDBOptions& filtered_options,
+               ROCKSDB_NAMESPACE::DBOptions* db_options) {
+  if (filtered_options.snapshot_dir.empty() ||
+      db_options->WAL_ttl_seconds != 0 || db_options->WAL_size_limit_MB != 0) {
+    return;
+  }
+  db_options->WAL_ttl_seconds = kRetainWalSeconds;
 }
 
 // Declared in filtered_db_impl.h (also used by filtered_txn_db.cc).
@@ -409,13 +483,15 @@ Status FilteredDB::Open(const Options& options, const std::string& name,
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
+  Options retaining = options;
+  live::RetainWal(filtered_options, &retaining);
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
-  s = DB::Open(options, name, &opened);
+  s = DB::Open(retaining, name, &opened);
   raw = opened.release();
 #else
-  s = DB::Open(options, name, &raw);
+  s = DB::Open(retaining, name, &raw);
 #endif
   if (!s.ok()) return s;
   return Wrap(raw, {raw->DefaultColumnFamily()}, nullptr, filtered_options,
@@ -434,13 +510,15 @@ Status FilteredDB::Open(
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
+  DBOptions retaining = db_options;
+  live::RetainWal(filtered_options, &retaining);
   DB* raw = nullptr;
 #if CUCKOO_DB_OPEN_UNIQUE_PTR
   std::unique_ptr<DB> opened;
-  s = DB::Open(db_options, name, column_families, handles, &opened);
+  s = DB::Open(retaining, name, column_families, handles, &opened);
   raw = opened.release();
 #else
-  s = DB::Open(db_options, name, column_families, handles, &raw);
+  s = DB::Open(retaining, name, column_families, handles, &raw);
 #endif
   if (!s.ok()) return s;
   return Wrap(raw, *handles, handles, filtered_options, std::move(pre_open),

@@ -20,6 +20,7 @@
 
 #include "effect_log.h"
 #include "filtered_db_impl.h"
+#include "rocksdb/transaction_log.h"
 #include "rocksdb/write_batch.h"
 
 namespace rocksdb_cuckoo {
@@ -36,6 +37,7 @@ CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
   id.db_id = db_id_;
   id.cf_id = s->id;
   id.cf_name = s->name;
+  id.session = session_;
   return id;
 }
 
@@ -48,6 +50,32 @@ Status FilteredDBImpl::RemoveSnapshots(const std::vector<CfState*>& states) {
   std::vector<uint32_t> ids;
   for (const CfState* s : states) ids.push_back(s->id);
   return snapshots_->Remove(ids);
+}
+
+void FilteredDBImpl::ReleaseArchivedWal(SequenceNumber seq, uint64_t keep) {
+  const ROCKSDB_NAMESPACE::DBOptions o = db_->GetDBOptions();
+  if (o.WAL_ttl_seconds != kRetainWalSeconds || o.WAL_size_limit_MB != 0) {
+    return;  // the application's retention: its files
+  }
+  ROCKSDB_NAMESPACE::VectorLogPtr files;
+  if (!db_->GetSortedWalFiles(files).ok()) return;
+  const std::string dir = o.wal_dir.empty() ? db_->GetName() : o.wal_dir;
+  // File i holds no record after `seq` when file i + 1 starts at or before
+  // it (WAL files are in sequence order; an empty file starts at 0).
+  for (size_t i = 0; i + 1 < files.size(); ++i) {
+    const ROCKSDB_NAMESPACE::SequenceNumber next =
+        files[i + 1]->StartSequence();
+    if (next == 0 || next > seq) break;
+    if (files[i]->Type() != ROCKSDB_NAMESPACE::kArchivedLogFile ||
+        files[i]->LogNumber() == keep) {
+      continue;
+    }
+    const Status st = db_->GetEnv()->DeleteFile(dir + files[i]->PathName());
+    if (!st.ok() && !st.IsNotFound()) {
+      Info("cuckoo live filter: cannot delete archived WAL %s: %s",
+           files[i]->PathName().c_str(), st.ToString().c_str());
+    }
+  }
 }
 
 Status FilteredDBImpl::WriteCheckpointMarker() {
@@ -93,9 +121,11 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     CfState* state;
     std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint;
   };
+  TestHook("PersistFilterSnapshots:BeforeFreeze");
   std::vector<Frozen> frozen;
   std::string not_ready;
   SequenceNumber seq = 0;
+  uint64_t erase_generation = 0;
   {
     // The quiescent point: no write runs (in-flight single-key writes
     // finish; the delete checker may go on: it only erases keys deleted
@@ -106,6 +136,11 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     std::unique_lock<WriterLock> lock(write_mu_);
     st = FlushUnloggedWritesLocked();
     if (!st.ok()) return st;
+    // The delete checker's erasures up to this generation are in the
+    // images, the later ones are not (their WAL records follow `seq`:
+    // docs/recovery_design.md 4.3).
+    std::lock_guard<std::mutex> effects(effects_mu_);
+    erase_generation = erase_generation_;
     seq = db_->GetLatestSequenceNumber();
     for (auto& s : states_) {
       if (s->dropped.load(std::memory_order_relaxed)) continue;
@@ -143,6 +178,7 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     }
     for (Frozen& f : frozen) {
       CheckpointIdentity id = Identity(f.state, seq);
+      id.erase_generation = erase_generation;
       id.manifest = manifest;
       id.wal = wal;
       st = WriteSnapshot(f.state, f.checkpoint.get(), id.Encode());
@@ -153,6 +189,9 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     st = snapshots_->WriteOpens(FormatChain({ChainEntry{manifest, wal}}));
     if (!st.ok()) return st;
     last_checkpoint_seq_.store(seq, std::memory_order_relaxed);
+    // Every family's checkpoint is at `seq` now (a family without a filter
+    // ready keeps an older one: then nothing is released).
+    if (not_ready.empty()) ReleaseArchivedWal(seq, wal.number);
   }
   if (!not_ready.empty()) {
     return Status::Incomplete(
@@ -336,6 +375,10 @@ Status FilteredDBImpl::CloseImpl() {
           cf->filter->Freeze();
       if (checkpoint == nullptr) continue;  // ready, and no persist runs
       CheckpointIdentity id = Identity(cf.get(), seq);
+      {
+        std::lock_guard<std::mutex> effects(effects_mu_);
+        id.erase_generation = erase_generation_;
+      }
       id.db_state = state;
       id.manifest = manifest;
       id.wal = wal;

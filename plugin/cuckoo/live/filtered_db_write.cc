@@ -15,6 +15,7 @@ namespace rocksdb_cuckoo {
 namespace live {
 
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::DB;
 using ROCKSDB_NAMESPACE::Iterator;
 using ROCKSDB_NAMESPACE::PinnableSlice;
 using ROCKSDB_NAMESPACE::ReadOptions;
@@ -26,44 +27,83 @@ using ROCKSDB_NAMESPACE::WriteOptions;
 
 // ------------------------------------------------------------ entry points
 
+namespace {
+
+using effect_log::OpEffect;
+
+// A single-key write with its filter effect record (effect_log::OneOp) in
+// the same WriteBatch: DB::Put and the others build that batch too (same
+// reservation, one allocation), without the 5 bytes of the record.
+template <typename AddOp>
+Status WriteWithEffect(DB* db, const WriteOptions& wo, size_t reserve,
+                       OpEffect effect, AddOp&& add) {
+  WriteBatch batch(reserve, 0 /* max_bytes */, wo.protection_bytes_per_key,
+                   0 /* default_cf_ts_sz */);
+  Status s = add(&batch);
+  if (!s.ok()) return s;
+  s = batch.PutLogData(effect_log::OneOp(effect));
+  if (!s.ok()) return s;
+  return db->Write(wo, &batch);
+}
+
+// Reserved bytes: as DB::Put (header 12, type, cf, lengths), plus the
+// record (tag, length, 3 bytes).
+constexpr size_t kOneOpReserve = 24 + 5;
+
+}  // namespace
+
 Status FilteredDBImpl::Put(const WriteOptions& wo, ColumnFamilyHandle* cf,
                            const Slice& key, const Slice& value) {
   CfState* s = State(cf);
   if (s == nullptr) return db_->Put(wo, cf, key, value);
-  return WriteOne(wo, s, OpType::kPut, key,
-                  [&] { return db_->Put(wo, cf, key, value); });
+  return WriteOne(wo, s, OpType::kPut, key, [&](OpEffect e) {
+    return WriteWithEffect(
+        db_, wo, key.size() + value.size() + kOneOpReserve, e,
+        [&](WriteBatch* b) { return b->Put(cf, key, value); });
+  });
 }
 
 Status FilteredDBImpl::PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf,
                                  const Slice& key, const WideColumns& columns) {
   CfState* s = State(cf);
   if (s == nullptr) return db_->PutEntity(wo, cf, key, columns);
-  return WriteOne(wo, s, OpType::kPut, key,
-                  [&] { return db_->PutEntity(wo, cf, key, columns); });
+  return WriteOne(wo, s, OpType::kPut, key, [&](OpEffect e) {
+    return WriteWithEffect(db_, wo, 0, e, [&](WriteBatch* b) {
+      return b->PutEntity(cf, key, columns);
+    });
+  });
 }
 
 Status FilteredDBImpl::Delete(const WriteOptions& wo, ColumnFamilyHandle* cf,
                               const Slice& key) {
   CfState* s = State(cf);
   if (s == nullptr) return db_->Delete(wo, cf, key);
-  return WriteOne(wo, s, OpType::kDelete, key,
-                  [&] { return db_->Delete(wo, cf, key); });
+  return WriteOne(wo, s, OpType::kDelete, key, [&](OpEffect e) {
+    return WriteWithEffect(db_, wo, key.size() + kOneOpReserve, e,
+                           [&](WriteBatch* b) { return b->Delete(cf, key); });
+  });
 }
 
 Status FilteredDBImpl::SingleDelete(const WriteOptions& wo,
                                     ColumnFamilyHandle* cf, const Slice& key) {
   CfState* s = State(cf);
   if (s == nullptr) return db_->SingleDelete(wo, cf, key);
-  return WriteOne(wo, s, OpType::kDelete, key,
-                  [&] { return db_->SingleDelete(wo, cf, key); });
+  return WriteOne(wo, s, OpType::kDelete, key, [&](OpEffect e) {
+    return WriteWithEffect(
+        db_, wo, key.size() + kOneOpReserve, e,
+        [&](WriteBatch* b) { return b->SingleDelete(cf, key); });
+  });
 }
 
 Status FilteredDBImpl::Merge(const WriteOptions& wo, ColumnFamilyHandle* cf,
                              const Slice& key, const Slice& value) {
   CfState* s = State(cf);
   if (s == nullptr) return db_->Merge(wo, cf, key, value);
-  return WriteOne(wo, s, OpType::kMerge, key,
-                  [&] { return db_->Merge(wo, cf, key, value); });
+  return WriteOne(wo, s, OpType::kMerge, key, [&](OpEffect e) {
+    return WriteWithEffect(
+        db_, wo, key.size() + value.size() + kOneOpReserve, e,
+        [&](WriteBatch* b) { return b->Merge(cf, key, value); });
+  });
 }
 
 Status FilteredDBImpl::DeleteRange(const WriteOptions& wo,
@@ -72,8 +112,14 @@ Status FilteredDBImpl::DeleteRange(const WriteOptions& wo,
   CfState* s = State(cf);
   if (s == nullptr) return db_->DeleteRange(wo, cf, begin, end);
   std::vector<Op> ops{Op{s, OpType::kDeleteRange, begin, end}};
-  return WriteFiltered(wo, &ops,
-                       [&] { return db_->DeleteRange(wo, cf, begin, end); });
+  return WriteFiltered(wo, &ops, [&](const effect_log::WriteEffects& e) {
+    WriteBatch batch(0, 0, wo.protection_bytes_per_key, 0);
+    Status st = batch.DeleteRange(cf, begin, end);
+    if (!st.ok()) return st;
+    st = batch.PutLogData(e.Record(1));
+    if (!st.ok()) return st;
+    return db_->Write(wo, &batch);
+  });
 }
 
 Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
@@ -83,15 +129,19 @@ Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
   Status s = batch->Iterate(&collector);
   if (!s.ok()) return s;
   if (ops.empty()) return db_->Write(wo, batch);
-  return WriteOps(wo, &ops, [&] { return db_->Write(wo, batch); });
+  return WriteOps(wo, &ops, [&](const effect_log::WriteEffects& e) {
+    return effect_log::WriteWithRecord(
+        *batch, e.Record(batch->Count()),
+        [&](WriteBatch* b) { return db_->Write(wo, b); });
+  });
 }
 
 // ------------------------------------------------------------ protocol
 
-Status FilteredDBImpl::WriteForTransaction(const WriteOptions& wo,
-                                           std::vector<Op>* ops,
-                                           const std::function<Status()>& write,
-                                           bool (*unwritten)(const Status&)) {
+Status FilteredDBImpl::WriteForTransaction(
+    const WriteOptions& wo, std::vector<Op>* ops,
+    const std::function<Status(const effect_log::WriteEffects&)>& write,
+    bool (*unwritten)(const Status&)) {
   return WriteOps(wo, ops, write, unwritten);
 }
 
@@ -111,6 +161,28 @@ Status FilteredDBImpl::WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
   }
   return WriteFiltered(wo, ops, write, unwritten);
 }
+
+namespace {
+
+// The record of a write of several operations: the plan's inserts and its
+// erases after the write, by column family.
+effect_log::WriteEffects EffectsOf(
+    const std::vector<std::pair<CfState*, uint64_t>>& inserts,
+    const std::vector<std::pair<CfState*, uint64_t>>& erases) {
+  effect_log::WriteEffects e;
+  auto family = [&e](const CfState* cf) -> effect_log::FamilyEffects& {
+    for (effect_log::FamilyEffects& f : e.cfs) {
+      if (f.cf_id == cf->id) return f;
+    }
+    e.cfs.push_back(effect_log::FamilyEffects{cf->id, {}, {}});
+    return e.cfs.back();
+  };
+  for (const auto& [cf, hash] : inserts) family(cf).inserts.push_back(hash);
+  for (const auto& [cf, hash] : erases) family(cf).erases.push_back(hash);
+  return e;
+}
+
+}  // namespace
 
 // Locks stripes in ascending index order (so that writers of several keys
 // never deadlock with each other or with single-key writers) and unlocks
@@ -151,7 +223,7 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
                      }),
       ops->end());
   if (ops->empty()) {
-    *status = write();
+    *status = write(effect_log::WriteEffects());
     return true;
   }
   // Every key's stripe, so that the point reads below see every earlier
@@ -230,9 +302,10 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
       return false;
     }
   }
-  // 2. The DB write; then every key's slot is marked (check snapshots).
+  // 2. The DB write, with its effects (the deferred checks' erasures are the
+  // checker's); then every key's slot is marked (check snapshots).
   TestHook("WriteOpsShared:BeforeWrite");
-  *status = write();
+  *status = write(EffectsOf(plan.inserts, plan.erases));
   for (uint64_t slot : slots) check_snapshots_->MarkWritten(slot);
   if (wo.disableWAL) unlogged_writes_ = true;
   // 3. Keys that stopped being live: out after a successful write, now or
@@ -309,8 +382,8 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
       if (!s.ok()) return s;
     }
   }
-  // 2. The DB write.
-  s = write();
+  // 2. The DB write, with its effects.
+  s = write(EffectsOf(plan.inserts, plan.erases));
   if (wo.disableWAL) unlogged_writes_ = true;
   // 3. Keys that stopped being live: out of the filter after it. A failed
   // write keeps them (the filter stays a superset).
@@ -368,7 +441,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
                                     WriteFn&& write, Status* status) {
   std::shared_lock<WriterLock> shared(write_mu_);
   if (s->dropped.load(std::memory_order_relaxed)) {
-    *status = write();
+    *status = write(effect_log::OpEffect::kNone);
     return true;
   }
   KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
@@ -405,8 +478,18 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   if (k.before == 0 && after && !s->filter->Insert(cuckoo::KeyHash(k.hash))) {
     return false;  // needs a rebuild from the DB
   }
+  // The write's effect, in its WAL record (effect_log.h): what this writer
+  // does to the filter around it.
+  effect_log::OpEffect effect = effect_log::OpEffect::kNone;
+  if (deferred != nullptr) {
+    effect = effect_log::OpEffect::kDeferred;
+  } else if (k.before == 0 && after) {
+    effect = effect_log::OpEffect::kInsert;
+  } else if (k.before == 1 && !after) {
+    effect = effect_log::OpEffect::kErase;
+  }
   TestHook("WriteOneShared:BeforeWrite");
-  *status = write();
+  *status = write(effect);
   // After the write, whatever its outcome: a later delete of the key must
   // not use a check snapshot taken before this write.
   check_snapshots_->MarkWritten(slot);
@@ -434,7 +517,9 @@ Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   recent_keys_.Clear();  // not kept up to date under the exclusive lock
-  if (s->dropped.load(std::memory_order_relaxed)) return write();
+  if (s->dropped.load(std::memory_order_relaxed)) {
+    return write(effect_log::OpEffect::kNone);
+  }
   KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
   if (!ResolveFromFilter(&k)) {
     Status st = ResolveBefore(&k);
@@ -445,7 +530,9 @@ Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
     Status st = InsertAllLocked(s, {k.hash});  // grows, then inserts
     if (!st.ok()) return st;
   }
-  Status st = write();
+  Status st = write(k.before == 0 && after    ? effect_log::OpEffect::kInsert
+                    : k.before == 1 && !after ? effect_log::OpEffect::kErase
+                                              : effect_log::OpEffect::kNone);
   if (wo.disableWAL) unlogged_writes_ = true;
   if (st.ok() && k.before == 1 && !after) {
     s->filter->Erase(cuckoo::KeyHash(k.hash));
@@ -498,9 +585,40 @@ void FilteredDBImpl::ResolveDeferredChecks(
       c.Add<&FilteredDBStats::check_errors>();  // unknown: keep the fingerprint
     }
   }
+  // The erasures are logged first, in a count-0 WAL record of their own
+  // (effect_log::CheckerRecord; docs/recovery_design.md 4.2), then made,
+  // both under effects_mu_: a persist's freeze sees either all of a run's
+  // erasures (its generation is recorded in the checkpoint) or none. A run
+  // whose record cannot be written keeps its fingerprints (extra positives
+  // until the next rebuild, as a failed check).
+  effect_log::WriteEffects erased;
   for (size_t i = 0; i < n; ++i) {
-    if (live[i])
-      (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
+    if (!live[i]) continue;
+    const uint32_t id = (*checks)[i].cf->id;
+    auto f = std::find_if(
+        erased.cfs.begin(), erased.cfs.end(),
+        [id](const effect_log::FamilyEffects& e) { return e.cf_id == id; });
+    if (f == erased.cfs.end()) {
+      f = erased.cfs.insert(f, effect_log::FamilyEffects{id, {}, {}});
+    }
+    f->erases.push_back((*checks)[i].hash);
+  }
+  if (!erased.cfs.empty()) {
+    std::lock_guard<std::mutex> lock(effects_mu_);
+    WriteBatch record;
+    Status st = record.PutLogData(
+        effect_log::CheckerRecord(session_, erase_generation_ + 1, erased.cfs));
+    if (st.ok()) {
+      TestHook("ResolveDeferredChecks:BeforeRecord");
+      st = db_->Write(WriteOptions(), &record);
+    }
+    if (st.ok()) {
+      ++erase_generation_;
+      for (size_t i = 0; i < n; ++i) {
+        if (live[i])
+          (*checks)[i].cf->filter->Erase(cuckoo::KeyHash((*checks)[i].hash));
+      }
+    }
   }
   for (const DeleteChecker::Check& check : *checks) {
     check.cf->counters.Sub<&FilteredDBStats::pending_checks>();

@@ -141,8 +141,15 @@ Status FilteredTransaction::Commit() {
   if (ops.empty()) {
     s = inner_->Commit();  // no filtered family
   } else {
+    // The filter effects go into the committed batch (not for a prepared
+    // transaction: its WAL has transaction markers, which a replay after
+    // a crash does not cross).
     s = ctx_->engine->WriteForTransaction(
-        *inner_->GetWriteOptions(), &ops, [this] { return inner_->Commit(); },
+        *inner_->GetWriteOptions(), &ops,
+        [this, prepared, batch](const live::effect_log::WriteEffects& e) {
+          if (!prepared) inner_->PutLogData(e.Record(batch->Count()));
+          return inner_->Commit();
+        },
         &CommitNotWritten);
   }
   SyncState();

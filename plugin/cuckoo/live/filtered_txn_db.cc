@@ -253,8 +253,9 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     if (!s.ok()) return s;
     TransactionDBWriteOptimizations unlocked;
     unlocked.skip_concurrency_control = true;
-    return WriteUnlocked(wo, &batch,
-                         [&] { return txn_db_->Write(wo, unlocked, &batch); });
+    return WriteUnlocked(wo, &batch, [&](WriteBatch* b) {
+      return txn_db_->Write(wo, unlocked, b);
+    });
   }
 #endif
   using FilteredTransactionDB::Delete;
@@ -281,8 +282,8 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
   using FilteredTransactionDB::Write;
   Status Write(const WriteOptions& wo, WriteBatch* batch) override {
     if (skip_concurrency_control_) {
-      return WriteUnlocked(wo, batch,
-                           [&] { return txn_db_->Write(wo, batch); });
+      return WriteUnlocked(
+          wo, batch, [&](WriteBatch* b) { return txn_db_->Write(wo, b); });
     }
     return WriteLocked(wo, batch);
   }
@@ -290,8 +291,9 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
                const TransactionDBWriteOptimizations& optimizations,
                WriteBatch* batch) override {
     if (optimizations.skip_concurrency_control || skip_concurrency_control_) {
-      return WriteUnlocked(
-          wo, batch, [&] { return txn_db_->Write(wo, optimizations, batch); });
+      return WriteUnlocked(wo, batch, [&](WriteBatch* b) {
+        return txn_db_->Write(wo, optimizations, b);
+      });
     }
     return WriteLocked(wo, batch);
   }
@@ -352,7 +354,12 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     if (state == nullptr) return t->Commit();
     std::vector<Op> ops{Op{state, type, key, Slice()}};
     return engine_->WriteForTransaction(
-        wo, &ops, [&] { return t->Commit(); }, &CommitNotWritten);
+        wo, &ops,
+        [&](const effect_log::WriteEffects& e) {
+          t->PutLogData(e.Record(t->GetWriteBatch()->GetWriteBatch()->Count()));
+          return t->Commit();
+        },
+        &CommitNotWritten);
   }
 
   // A batch whose keys RocksDB does not lock (skip_concurrency_control):
@@ -360,13 +367,19 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
   template <typename WriteFn>
   Status WriteUnlocked(const WriteOptions& wo, WriteBatch* batch,
                        WriteFn&& write) {
-    if (batch == nullptr) return write();
+    if (batch == nullptr) return write(batch);
     std::vector<Op> ops;
     BatchCollector collector(engine_->FamiliesById(), &ops);
     Status s = batch->Iterate(&collector);
     if (!s.ok()) return s;
-    if (ops.empty()) return write();
-    return engine_->WriteForTransaction(wo, &ops, write, nullptr);
+    if (ops.empty()) return write(batch);
+    return engine_->WriteForTransaction(
+        wo, &ops,
+        [&](const effect_log::WriteEffects& e) {
+          return effect_log::WriteWithRecord(*batch, e.Record(batch->Count()),
+                                             write);
+        },
+        nullptr);
   }
 
   // A batch with concurrency control, as PessimisticTransactionDB::Write:
@@ -400,7 +413,13 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     TransactionDBWriteOptimizations locked;
     locked.skip_concurrency_control = true;
     return engine_->WriteForTransaction(
-        wo, &ops, [&] { return txn_db_->Write(wo, locked, batch); }, nullptr);
+        wo, &ops,
+        [&](const effect_log::WriteEffects& e) {
+          return effect_log::WriteWithRecord(
+              *batch, e.Record(batch->Count()),
+              [&](WriteBatch* b) { return txn_db_->Write(wo, locked, b); });
+        },
+        nullptr);
   }
 
   ColumnFamilyHandle* HandleOf(uint32_t id) {
@@ -535,8 +554,10 @@ Status FilteredTransactionDB::Open(const Options& options,
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
+  Options retaining = options;  // WAL kept for the replay after a crash
+  live::RetainWal(filtered_options, &retaining);
   TransactionDB* raw = nullptr;
-  s = TransactionDB::Open(options, txn_db_options, name, &raw);
+  s = TransactionDB::Open(retaining, txn_db_options, name, &raw);
   if (!s.ok()) return s;
   std::unique_ptr<FilteredDBImpl> engine;
   s = live::NewEngine(raw, {raw->DefaultColumnFamily()}, nullptr,
@@ -560,8 +581,10 @@ Status FilteredTransactionDB::Open(
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
+  DBOptions retaining = db_options;  // WAL kept for the replay after a crash
+  live::RetainWal(filtered_options, &retaining);
   TransactionDB* raw = nullptr;
-  s = TransactionDB::Open(db_options, txn_db_options, name, column_families,
+  s = TransactionDB::Open(retaining, txn_db_options, name, column_families,
                           handles, &raw);
   if (!s.ok()) return s;
   std::unique_ptr<FilteredDBImpl> engine;
@@ -607,8 +630,10 @@ Status FilteredOptimisticTransactionDB::Open(
   live::PreOpenFacts pre_open;
   Status s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
+  DBOptions retaining = db_options;  // WAL kept for the replay after a crash
+  live::RetainWal(filtered_options, &retaining);
   OptimisticTransactionDB* raw = nullptr;
-  s = OptimisticTransactionDB::Open(db_options, occ_options, name,
+  s = OptimisticTransactionDB::Open(retaining, occ_options, name,
                                     column_families, handles, &raw);
   if (!s.ok()) return s;
   std::unique_ptr<FilteredDBImpl> engine;

@@ -186,7 +186,8 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
                       (s.ok() ? std::string() : " (" + s.ToString() + ")"),
                   stats);
   }
-  SequenceNumber last = 0;  // last sequence of the previous record
+  // Last sequence of the previous record (of X before the first).
+  SequenceNumber last = from;
   bool first = true;
   effect_log::RecordEffects effects;
   for (; iter->Valid(); iter->Next()) {
@@ -198,8 +199,12 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
     const uint32_t count = batch.writeBatchPtr->Count();
     if (first) {
       first = false;
+      // The record holding X, or the first record after X when none holds
+      // it (X's write was not logged: a DB whose last writes before the
+      // checkpoint were flushed and their WAL released, e.g. a checkpoint
+      // taken right after Open). Records after X start at X + 1.
       const bool holds_start =
-          seq <= start && (from == 0 ? seq == 1 : seq + count - 1 >= start);
+          seq == from + 1 || (seq <= start && seq + count - 1 >= start);
       if (!holds_start) {
         return Failed(ReplayFailure::kWalReleased,
                       "WAL released: the oldest WAL record kept after "
