@@ -28,11 +28,13 @@
 //   kill    three clones, one child process each (this binary with
 //           --child_mode), each killed with SIGKILL once it reports ready:
 //             plain       DB::Open, then W Puts
-//             filtered    FilteredDB::Open (loads the snapshot, which is
-//                         consumed), then the same W Puts: no checkpoint
-//                         covers the crash
+//             filtered    FilteredDB::Open (loads the snapshot), which
+//                         then is deleted, then the same W Puts: no
+//                         checkpoint covers the crash (the filter is
+//                         rebuilt by a scan: the baseline)
 //             checkpoint  FilteredDB::Open, PersistFilterSnapshots(), then
-//                         the same W Puts: a checkpoint W writes old
+//                         the same W Puts: a checkpoint W writes old (the
+//                         reopen replays them from the WAL)
 //             ckpt_last   FilteredDB::Open, the same W Puts, then
 //                         PersistFilterSnapshots(): a checkpoint with no
 //                         write after it (what the automatic checkpoints
@@ -556,6 +558,12 @@ int RunChild() {
     db = filtered.get();
     if (FLAGS_child_mode == "checkpoint")
       Check(filtered->PersistFilterSnapshots(), "child checkpoint");
+    if (FLAGS_child_mode == "filtered") {
+      // No checkpoint for the reopen: it scans.
+      filtered->WaitForFilterRebuilds();
+      std::error_code ec;
+      fs::remove_all(SnapPath(FLAGS_child_db), ec);
+    }
   } else {
     Fail("unknown --child_mode " + FLAGS_child_mode);
   }
