@@ -54,17 +54,38 @@
 //   PersistFilterSnapshots, the automatic checkpoints and Close), loaded on
 //   a background thread while Open returns at once (reads unfiltered, writes
 //   logged and replayed into it, until it is in), if the checkpoint is bound
-//   to this DB: its identity and family; no write since X; the state digest
-//   of the Close, or, for a checkpoint written while the DB ran, no open by
-//   anything but FilteredDB since (the MANIFEST chain in
-//   snapshot_dir/CUCKOO_LIVE_OPENS) and the same WAL bytes up to X (64 KiB
-//   before the offset it recorded). Otherwise the checkpoint is removed
+//   to this DB: its identity and family; the state digest of the Close, or,
+//   for a checkpoint written while the DB ran, no open by anything but
+//   FilteredDB since (the MANIFEST chain in snapshot_dir/CUCKOO_LIVE_OPENS)
+//   and the same WAL bytes up to X (64 KiB before the offset it recorded).
+//   Writes after X (a crash, or a Close without persist_on_close) are
+//   replayed onto the image from the WAL: every FilteredDB write carries
+//   what it did to the filter in its own WriteBatch (a LogData record of 5
+//   bytes per single-key write, 8 bytes per fingerprint of a batch; the
+//   delete checks log their erasures in WAL records of their own), so the
+//   load reads only the WAL after X: O(writes since the checkpoint), not
+//   O(DB keys) (stats.snapshot_status "used, N writes replayed"). Where the
+//   WAL cannot cover the writes after X (a write with disableWAL, a write
+//   through GetBaseDB() or by another program, an ingestion, two-phase
+//   commit markers, WAL files deleted) the checkpoint is removed
 //   (stats.snapshot_status says why) and the filter is rebuilt from the DB,
 //   also in the background. An ingestion into a family through FilteredDB
 //   (filtered in this open or not) and a drop remove its checkpoint first.
-//   The filter is never wrong, only rebuilt. (The
-//   filter's effects of writes after X are not logged yet: a checkpoint
-//   followed by writes is stale; docs/recovery_design.md.)
+//   The filter is never wrong, only rebuilt. Cost of a clean Open: reading
+//   CURRENT, the checkpoint headers and 64 KiB of WAL before DB::Open;
+//   the image (table_bytes) and the WAL since X after it, in the
+//   background (docs/recovery_design.md).
+// - What stays on disk: with snapshot_dir, and when the application set
+//   neither WAL_ttl_seconds nor WAL_size_limit_MB, Open sets
+//   WAL_ttl_seconds (100 years) so that RocksDB moves flushed WAL files to
+//   <wal_dir>/archive/ instead of deleting them (which also turns
+//   recycle_log_file_num off), and each checkpoint deletes the archived
+//   files whose writes all precede it: the archive holds the WAL written
+//   since the last checkpoint plus one file (about the checkpoint interval,
+//   e.g. 1/16 of the keys' writes with the default policy). With automatic
+//   checkpoints off it grows until PersistFilterSnapshots. An application
+//   that sets either option keeps its own retention (FilteredDB deletes
+//   nothing; a checkpoint older than the WAL kept is rebuilt).
 // - Not supported: comparators that treat different bytes as equal,
 //   column families with user-defined timestamps, a TransactionDB under
 //   FilteredDB (use FilteredTransactionDB, filtered_transaction_db.h),
@@ -267,7 +288,8 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t checkpoints = 0;           // checkpoints written of this family
   bool loaded_from_snapshot = false;  // at open
   // How Open got the filter: "disabled" (no snapshot_dir), "none",
-  // "loading" (background load), "used", or "ignored: <why not>".
+  // "loading" (background load), "used", "used, N writes replayed" (the
+  // writes after the checkpoint, from the WAL), or "ignored: <why not>".
   std::string snapshot_status;
 };
 
@@ -351,8 +373,9 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // O(1) (and while writes made without WAL since the last persist are
   // flushed); the WAL sync and the streaming of the images (about
   // table_bytes each) run while writers go on. One persist at a time: a
-  // concurrent call waits. The snapshot is used by a later Open only if no
-  // write followed it (see the file comment).
+  // concurrent call waits. Then deletes the archived WAL files older than
+  // it (see the file comment); a later Open uses it with the writes made
+  // after it replayed from the WAL.
   virtual ROCKSDB_NAMESPACE::Status PersistFilterSnapshots() = 0;
   // Rebuilds a filter from a scan of the DB now, O(keys in the family):
   // drops stale entries (e.g. of keys a compaction filter removed) and
