@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <iterator>
@@ -521,6 +522,24 @@ TEST(FilteredTxnOpen, RefusesWritePreparedAndUnprepared) {
   EXPECT_TRUE(s.IsNotSupported());
   EXPECT_NE(s.ToString().find("WRITE_UNPREPARED"), std::string::npos);
   EXPECT_EQ(db, nullptr);
+}
+
+// A family to filter that the Open is not given is refused before the DB
+// opens (nothing created), as FilteredDB::Open does.
+TEST(FilteredTxnOpen, UnknownFamilyToFilterIsRefusedBeforeTheDbOpens) {
+  TempDir dir;
+  FilteredDBOptions fopts = test::SmallFilterOptions();
+  fopts.filtered_column_families = {"nosuch"};
+  std::unique_ptr<FilteredTransactionDB> txn_db;
+  Status s = test::OpenTxnDB(dir.Sub("txn"), fopts, &txn_db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(txn_db, nullptr);
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("txn") + "/CURRENT"));
+  std::unique_ptr<FilteredOptimisticTransactionDB> occ_db;
+  s = test::OpenOccDB(dir.Sub("occ"), fopts, &occ_db);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(occ_db, nullptr);
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("occ") + "/CURRENT"));
 }
 
 TEST(FilteredTxnOpen, PersistedSnapshotIsUsedAtReopen) {

@@ -551,6 +551,9 @@ Status FilteredTransactionDB::Open(const Options& options,
   db->reset();
   Status s = live::CheckWritePolicy(txn_db_options);
   if (!s.ok()) return s;
+  s = live::CheckFamiliesToFilter({ROCKSDB_NAMESPACE::kDefaultColumnFamilyName},
+                                  filtered_options);
+  if (!s.ok()) return s;
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
@@ -577,6 +580,8 @@ Status FilteredTransactionDB::Open(
     std::unique_ptr<FilteredTransactionDB>* db) {
   db->reset();
   Status s = live::CheckWritePolicy(txn_db_options);
+  if (!s.ok()) return s;
+  s = live::CheckFamiliesToFilter(column_families, filtered_options);
   if (!s.ok()) return s;
   live::PreOpenFacts pre_open;
   s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
@@ -627,8 +632,10 @@ Status FilteredOptimisticTransactionDB::Open(
     const FilteredDBOptions& filtered_options,
     std::unique_ptr<FilteredOptimisticTransactionDB>* db) {
   db->reset();
+  Status s = live::CheckFamiliesToFilter(column_families, filtered_options);
+  if (!s.ok()) return s;
   live::PreOpenFacts pre_open;
-  Status s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
+  s = live::BeforeOpen(db_options, name, filtered_options, &pre_open);
   if (!s.ok()) return s;
   DBOptions retaining = db_options;  // WAL kept for the replay after a crash
   live::RetainWal(filtered_options, &retaining);
