@@ -71,9 +71,11 @@
 //   (stats.snapshot_status says why) and the filter is rebuilt from the DB,
 //   also in the background. An ingestion into a family through FilteredDB
 //   (filtered in this open or not) and a drop remove its checkpoint first.
+//   LogData blobs whose first byte is 0xC5 are reserved for these records:
+//   Write() and transaction commits refuse them (InvalidArgument).
 //   The filter is never wrong, only rebuilt. Cost of a clean Open: reading
-//   CURRENT, the checkpoint headers and 64 KiB of WAL before DB::Open;
-//   the image (table_bytes) and the WAL since X after it, in the
+//   CURRENT, the checkpoint headers and 64 KiB of WAL before DB::Open,
+//   then the image (table_bytes) and the WAL since X after it, in the
 //   background (docs/recovery_design.md).
 // - What stays on disk: with snapshot_dir, and when the application set
 //   neither WAL_ttl_seconds nor WAL_size_limit_MB, Open sets

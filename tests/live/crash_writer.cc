@@ -18,7 +18,10 @@
 // writes, checked every 20 ms), forever (then random Puts and Deletes of
 // keys in [0, put_end) and a PersistFilterSnapshots every 5000 of them until
 // killed; "ready" is printed after the first 2000), hold (after everything,
-// sleep until killed: a kill during Open's background work).
+// sleep until killed: a kill during Open's background work), norecent
+// (recent_keys 0: deletes of this session's keys are checked by the delete
+// checker), checks (WaitForDeleteChecks() after the deletes: the checker's
+// erasure record is the WAL's last record).
 // Exit status 0 on success, 1 on any error.
 #include <unistd.h>
 
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
            std::string::npos;
   };
   fopts.background_open = has("background");
+  if (has("norecent")) fopts.recent_keys = 0;
   fopts.checkpoints.automatic = has("auto");
   fopts.checkpoints.min_writes = 1000;
   fopts.checkpoints.writes_fraction = 0;
@@ -83,6 +87,7 @@ int main(int argc, char** argv) {
     s = db->Delete(wo, Key(i));
     if (!s.ok()) return 1;
   }
+  if (has("checks")) db->WaitForDeleteChecks();
   if (has("flushwal") && !db->FlushWAL(true).ok()) return 1;
   if (has("flush") && !db->Flush(ROCKSDB_NAMESPACE::FlushOptions()).ok()) {
     return 1;

@@ -3,6 +3,8 @@
 
 #include "effect_log.h"
 
+#include <algorithm>
+
 #include <string_view>
 
 #include "cuckoo/cuckoo_filter.h"  // cuckoo::HashKey
@@ -254,23 +256,45 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
         if (!in.ok()) break;
         if (!Cover(ops)) return;
         const SequenceNumber seq = pending_.back().seq;
+        struct Family {
+          uint32_t cf;
+          uint64_t inserts;
+          std::vector<uint64_t> hashes;  // inserts, then erases
+        };
+        std::vector<Family> listed;
         for (uint64_t f = 0; f < families && in.ok(); ++f) {
-          const uint32_t cf = static_cast<uint32_t>(in.Varint(kMaxU32));
-          const uint64_t inserts = in.Varint(kMaxU32);
+          Family family{static_cast<uint32_t>(in.Varint(kMaxU32)), 0, {}};
+          family.inserts = in.Varint(kMaxU32);
           const uint64_t erases = in.Varint(kMaxU32);
-          std::vector<uint64_t> hashes;
-          if (!in.Hashes(inserts, &hashes) || !in.Hashes(erases, &hashes)) {
+          if (!in.Hashes(family.inserts, &family.hashes) ||
+              !in.Hashes(erases, &family.hashes)) {
             break;
           }
-          if (!watched_(cf)) continue;
-          for (uint64_t i = 0; i < inserts; ++i) {
-            out_->inserts.push_back(Effect{cf, hashes[i], seq});
-          }
-          for (uint64_t i = 0; i < erases; ++i) {
-            out_->erases.push_back(Effect{cf, hashes[inserts + i], seq});
-          }
+          listed.push_back(std::move(family));
         }
         if (!in.done()) break;
+        // The record covers an operation only if it names the operation's
+        // family (the writer lists every family it filtered): a family the
+        // writing open did not filter stays uncovered.
+        for (size_t i = pending_.size() - ops; i < pending_.size(); ++i) {
+          const Pending& op = pending_[i];
+          if (!op.watched) continue;
+          if (std::none_of(listed.begin(), listed.end(),
+                           [&](const Family& f) { return f.cf == op.cf; })) {
+            Fail(DecodeFailure::kUncovered,
+                 "write at sequence " + std::to_string(op.seq) +
+                     " to column family " + std::to_string(op.cf) +
+                     " without filter effects (its family was not filtered)");
+            return;
+          }
+        }
+        for (const Family& f : listed) {
+          if (!watched_(f.cf)) continue;
+          for (uint64_t i = 0; i < f.hashes.size(); ++i) {
+            (i < f.inserts ? out_->inserts : out_->erases)
+                .push_back(Effect{f.cf, f.hashes[i], seq});
+          }
+        }
         pending_.clear();
         return;
       }

@@ -16,7 +16,10 @@
 //           the blob (3 bytes in all; the key is the operation's)
 //   kind 2  a write: v32 ops (the write's operations right before the blob,
 //           every family), v32 families, then per family: v32 cf id,
-//           v32 inserts, v32 erases, fixed64 hashes (inserts, then erases)
+//           v32 inserts, v32 erases, fixed64 hashes (inserts, then erases).
+//           Every family the writer filtered is listed, with or without
+//           effects; an operation of a family the record does not list is
+//           uncovered (the writing open did not filter that family)
 //   kind 3  delete-checker erasures (a count-0 batch of its own): fixed64
 //           session, v64 generation, v32 families, per family: v32 cf id,
 //           v32 n, n fixed64 hashes
@@ -27,7 +30,10 @@
 //           exist and are its own; no effect)
 //
 // Inserts are applied before erases within one record. A blob whose first
-// byte is not kMagic is an application's LogData and is ignored.
+// byte is not kMagic is an application's LogData and is ignored; FilteredDB
+// refuses an application's blob that starts with kMagic
+// (BatchCollector::LogDataStatus). A replay applies only the checker records
+// of the checkpoint's own session made after its freeze (wal_replay.h).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_EFFECT_LOG_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_EFFECT_LOG_H_
 

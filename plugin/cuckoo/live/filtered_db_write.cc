@@ -127,6 +127,7 @@ Status FilteredDBImpl::Write(const WriteOptions& wo, WriteBatch* batch) {
   std::vector<Op> ops;
   BatchCollector collector(&by_id_, &ops);
   Status s = batch->Iterate(&collector);
+  if (s.ok()) s = collector.LogDataStatus();
   if (!s.ok()) return s;
   if (ops.empty()) return db_->Write(wo, batch);
   return WriteOps(wo, &ops, [&](const effect_log::WriteEffects& e) {
@@ -164,9 +165,13 @@ Status FilteredDBImpl::WriteOps(const WriteOptions& wo, std::vector<Op>* ops,
 
 namespace {
 
-// The record of a write of several operations: the plan's inserts and its
-// erases after the write, by column family.
+// The record of a write of several operations: every filtered family the
+// write touches (listed even without effects: a replay accepts an
+// operation as covered only if the record names its family, so a family
+// this open does not filter stays uncovered), with the plan's inserts and
+// its erases after the write.
 effect_log::WriteEffects EffectsOf(
+    const std::vector<Op>& ops,
     const std::vector<std::pair<CfState*, uint64_t>>& inserts,
     const std::vector<std::pair<CfState*, uint64_t>>& erases) {
   effect_log::WriteEffects e;
@@ -177,6 +182,7 @@ effect_log::WriteEffects EffectsOf(
     e.cfs.push_back(effect_log::FamilyEffects{cf->id, {}, {}});
     return e.cfs.back();
   };
+  for (const Op& op : ops) family(op.cf);
   for (const auto& [cf, hash] : inserts) family(cf).inserts.push_back(hash);
   for (const auto& [cf, hash] : erases) family(cf).erases.push_back(hash);
   return e;
@@ -305,7 +311,7 @@ bool FilteredDBImpl::WriteOpsShared(const WriteOptions& wo,
   // 2. The DB write, with its effects (the deferred checks' erasures are the
   // checker's); then every key's slot is marked (check snapshots).
   TestHook("WriteOpsShared:BeforeWrite");
-  *status = write(EffectsOf(plan.inserts, plan.erases));
+  *status = write(EffectsOf(*ops, plan.inserts, plan.erases));
   for (uint64_t slot : slots) check_snapshots_->MarkWritten(slot);
   if (wo.disableWAL) unlogged_writes_ = true;
   // 3. Keys that stopped being live: out after a successful write, now or
@@ -383,7 +389,7 @@ Status FilteredDBImpl::WriteFiltered(const WriteOptions& wo,
     }
   }
   // 2. The DB write, with its effects.
-  s = write(EffectsOf(plan.inserts, plan.erases));
+  s = write(EffectsOf(*ops, plan.inserts, plan.erases));
   if (wo.disableWAL) unlogged_writes_ = true;
   // 3. Keys that stopped being live: out of the filter after it. A failed
   // write keeps them (the filter stays a superset).

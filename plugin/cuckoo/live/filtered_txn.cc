@@ -136,6 +136,7 @@ Status FilteredTransaction::Commit() {
     if (!s.ok()) return s;
   }
   Status s = batch->Iterate(&collector);
+  if (s.ok()) s = collector.LogDataStatus();
   if (!s.ok()) return s;
   CopyKeys(&ops);
   if (ops.empty()) {

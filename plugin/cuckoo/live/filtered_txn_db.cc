@@ -371,6 +371,7 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     std::vector<Op> ops;
     BatchCollector collector(engine_->FamiliesById(), &ops);
     Status s = batch->Iterate(&collector);
+    if (s.ok()) s = collector.LogDataStatus();
     if (!s.ok()) return s;
     if (ops.empty()) return write(batch);
     return engine_->WriteForTransaction(
@@ -390,6 +391,7 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     std::vector<Op> ops;
     BatchCollector collector(engine_->FamiliesById(), &ops);
     Status s = batch->Iterate(&collector);
+    if (s.ok()) s = collector.LogDataStatus();
     if (!s.ok()) return s;
     if (ops.empty()) return txn_db_->Write(wo, batch);  // RocksDB locks
     LockKeys lock_keys;

@@ -269,10 +269,18 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
     }
     for (const effect_log::CheckerErasures& c : effects.checker) {
       const ReplayTarget* t = target_of(c.cf_id);
-      // The caller's own checker (its erasures are in its delta log), and
-      // erasures the checkpoint's image already has.
-      if (c.session == current_session || !after(t->from) ||
-          (c.session == t->session && c.generation <= t->erase_generation)) {
+      // Only the checkpoint's own session's erasures made after its freeze.
+      // Another session's may be older than the checkpoint although they
+      // follow X in the WAL: a count-0 record left after the last write of
+      // a killed session is read once a later write follows it, and the
+      // checkpoint of the open in between (built by a scan, or by a replay
+      // that did not see that record) may or may not hold the fingerprint.
+      // Skipping an erasure leaves an extra fingerprint (a false positive
+      // until the next rebuild); applying one twice can take a live key's.
+      // The caller's own session (its erasures are in its delta log) is
+      // never the checkpoint's.
+      if (c.session == current_session || c.session != t->session ||
+          c.generation <= t->erase_generation || !after(t->from)) {
         continue;
       }
       for (uint64_t h : c.hashes) {

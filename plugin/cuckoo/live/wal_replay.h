@@ -70,7 +70,9 @@ struct ReplayTarget {
   uint32_t cf_id = 0;
   ROCKSDB_NAMESPACE::SequenceNumber from = 0;  // X: replay (X, to]
   // The checkpoint's session and last checker generation: that session's
-  // checker records up to this generation are in the image already.
+  // checker records up to this generation are in the image already; only
+  // its later ones are applied (other sessions' are skipped: extra
+  // fingerprints, never a missing one).
   uint64_t session = 0;
   uint64_t erase_generation = 0;
 };

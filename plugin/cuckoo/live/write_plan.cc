@@ -3,6 +3,8 @@
 
 #include "write_plan.h"
 
+#include "effect_log.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -143,6 +145,19 @@ bool LiveAfter(const KeyPlan& k,
 Status BatchCollector::Unsupported() {
   return Status::NotSupported(
       "FilteredDB: two-phase-commit markers in a batch");
+}
+
+void BatchCollector::LogData(const Slice& blob) {
+  if (!blob.empty() && static_cast<uint8_t>(blob[0]) == effect_log::kMagic) {
+    reserved_log_data_ = true;
+  }
+}
+
+Status BatchCollector::LogDataStatus() const {
+  if (!reserved_log_data_) return Status::OK();
+  return Status::InvalidArgument(
+      "FilteredDB: LogData blobs whose first byte is 0xC5 are reserved for "
+      "the live filter's WAL records");
 }
 
 Status BatchCollector::Add(uint32_t cf, OpType type, const Slice& key,

@@ -79,7 +79,12 @@ class BatchCollector : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
   Status PutBlobIndexCF(uint32_t cf, const Slice& key, const Slice&) override {
     return Add(cf, OpType::kPut, key);
   }
-  void LogData(const Slice&) override {}
+  // LogData blobs starting with effect_log::kMagic are the live filter's
+  // records: an application's would be read as filter effects by a replay.
+  void LogData(const Slice& blob) override;
+  // After Iterate: InvalidArgument if the batch holds a reserved LogData
+  // blob (nothing is written then).
+  Status LogDataStatus() const;
   Status MarkBeginPrepare(bool) override { return Unsupported(); }
   Status MarkEndPrepare(const Slice&) override { return Unsupported(); }
   Status MarkNoop(bool) override { return Status::OK(); }
@@ -95,6 +100,7 @@ class BatchCollector : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
              const Slice& end = Slice());
   const std::vector<CfState*>* by_id_;
   std::vector<Op>* ops_;
+  bool reserved_log_data_ = false;
 };
 
 // The decision for one explicitly written key.
