@@ -965,9 +965,12 @@ TEST(FilteredDBCheckpoint, ReplayNeverCrossesAnIngestion) {
   EXPECT_TRUE(db->Get(ReadOptions(), Key(7050), &v).ok());
 }
 
-// Two-phase commit (Prepare) writes transaction markers to the WAL: not
-// replayed. A commit without Prepare is.
-TEST(FilteredDBCheckpoint, TransactionCommitsAreReplayedButNotTwoPhaseOnes) {
+// A pessimistic TransactionDB's checkpoint with writes after it is rebuilt
+// by the scan, with or without two-phase commit: RocksDB's WAL iterator
+// asserts on a prepared transaction's record past the DB's last sequence
+// (CI's ASan run of the transaction kill test aborted there), so that WAL
+// is not replayed.
+TEST(FilteredDBCheckpoint, TransactionDBCheckpointsWithLaterWritesAreRebuilt) {
   for (const bool two_phase : {false, true}) {
     SCOPED_TRACE(two_phase ? "prepared" : "plain commit");
     TempDir dir;
@@ -1004,15 +1007,9 @@ TEST(FilteredDBCheckpoint, TransactionCommitsAreReplayedButNotTwoPhaseOnes) {
     db->WaitForFilterRebuilds();
     FilteredDBStats s;
     ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
-    if (two_phase) {
-      EXPECT_NE(s.snapshot_status.find("transaction markers"),
-                std::string::npos)
-          << s.snapshot_status;
-    } else {
-      EXPECT_EQ(s.snapshot_status, "used, 5 writes replayed");
-      EXPECT_EQ(s.keys_scanned, 0u);
-      EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1001u);
-    }
+    EXPECT_NE(s.snapshot_status.find("is not replayed"), std::string::npos)
+        << s.snapshot_status;
+    EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1001u);
     std::string v;
     EXPECT_TRUE(db->Get(ReadOptions(), Key(3000), &v).ok());
     EXPECT_TRUE(db->Get(ReadOptions(), Key(2000), &v).ok());

@@ -147,6 +147,9 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
 
   // Builds or loads the filters of the handles that are opted in.
   Status Init(const std::vector<ColumnFamilyHandle*>& handles);
+  // Before Init: whether a checkpoint with writes after it is replayed from
+  // the WAL (default) or rebuilt by the scan.
+  void SetWalReplay(bool on) { replay_wal_ = on; }
 
   // ------------------------------------------------------------ reads
   // Read entry points. RocksDB 9.0 made every Get/MultiGet overload final
@@ -523,7 +526,12 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   };
 
   const FilteredDBOptions options_;
-  PreOpenFacts pre_open_;             // read before DB::Open (preloads: Init)
+  PreOpenFacts pre_open_;  // read before DB::Open (preloads: Init)
+  // False under a pessimistic TransactionDB (set before Init): a checkpoint
+  // with writes after it is not replayed but rebuilt by the scan. RocksDB's
+  // WAL iterator asserts (Debian's librocksdb keeps assertions) on a
+  // prepared transaction's WAL record past the DB's last sequence.
+  bool replay_wal_ = true;
   SequenceNumber open_sequence_ = 0;  // the DB's, right after DB::Open
   std::string open_manifest_;         // CURRENT right after DB::Open
   std::atomic<bool> open_appended_{false};

@@ -250,6 +250,13 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
   db.wal_error = found->second.wal_error;
   const Judgement j = JudgeCheckpoint(id, db);
   if (j.verdict == Verdict::kReject) return refuse(j.why, true);
+  if (j.verdict == Verdict::kReplay && !replay_wal_) {
+    return refuse(
+        "stale: " + std::to_string(open_sequence_ - id.sequence) +
+            " sequence numbers written after it (the WAL of a TransactionDB "
+            "is not replayed: its prepare records)",
+        true);
+  }
   // This open continues the checkpoint's chain from here on (before the
   // replay, which may take a while: a kill during it leaves the next open
   // the same checkpoint, chain and WAL).

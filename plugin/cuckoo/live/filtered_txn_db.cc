@@ -22,6 +22,7 @@
 // engine: key locks before filter locks (see filtered_txn.h).
 #include <map>
 #include <set>
+#include <type_traits>
 #include <unordered_map>
 
 #include "filtered_db_impl.h"
@@ -517,6 +518,10 @@ Status NewEngine(Raw* raw,
                  PreOpenFacts pre_open,
                  std::unique_ptr<FilteredDBImpl>* engine) {
   engine->reset(new FilteredDBImpl(raw, filtered_options, std::move(pre_open)));
+  // A pessimistic TransactionDB's WAL may hold prepared transactions:
+  // no replay (FilteredDBImpl::replay_wal_).
+  (*engine)->SetWalReplay(
+      !std::is_base_of_v<ROCKSDB_NAMESPACE::TransactionDB, Raw>);
   Status s = (*engine)->Init(filter_handles);
   if (!s.ok()) {
     if (caller_handles != nullptr) {
