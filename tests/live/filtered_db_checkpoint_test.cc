@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -732,8 +733,14 @@ TEST(FilteredDBCheckpoint, CheckerErasuresAroundTheFreezeAreReplayedOnce) {
   db->WaitForDeleteChecks();
   for (int i = 3000; i < 3100; ++i) ASSERT_TRUE(db->Put(wo, Key(i), "v").ok());
   ASSERT_TRUE(db->Close().ok());
+  // The 100 Puts, plus the deletes the freeze did not precede (it may come
+  // before some of them on a slow run, e.g. under TSan: 147 once).
   const std::string status = ReopenStatus(path, snap, &db);
-  EXPECT_EQ(status, "used, 100 writes replayed");
+  unsigned replayed = 0;
+  ASSERT_EQ(sscanf(status.c_str(), "used, %u writes replayed", &replayed), 1)
+      << status;
+  EXPECT_GE(replayed, 100u);
+  EXPECT_LE(replayed, 300u);
   db->WaitForDeleteChecks();
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), LiveKeys(db.get()));
   EXPECT_EQ(LiveKeys(db.get()), 2700u);
