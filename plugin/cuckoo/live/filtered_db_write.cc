@@ -31,17 +31,18 @@ namespace {
 
 using effect_log::OpEffect;
 
-// A single-key write with its filter effect record (effect_log::OneOp) in
-// the same WriteBatch: DB::Put and the others build that batch too (same
-// reservation, one allocation), without the 5 bytes of the record.
+// A write of one operation (added by `add`) with its filter effect record
+// (effect_log::OneOp, or a WriteRecord for a DeleteRange) in the same
+// WriteBatch: DB::Put and the others build that batch too (same
+// reservation, one allocation), without the bytes of the record.
 template <typename AddOp>
-Status WriteWithEffect(DB* db, const WriteOptions& wo, size_t reserve,
-                       OpEffect effect, AddOp&& add) {
+Status WriteOpWithRecord(DB* db, const WriteOptions& wo, size_t reserve,
+                         const Slice& record, AddOp&& add) {
   WriteBatch batch(reserve, 0 /* max_bytes */, wo.protection_bytes_per_key,
                    0 /* default_cf_ts_sz */);
   Status s = add(&batch);
   if (!s.ok()) return s;
-  s = batch.PutLogData(effect_log::OneOp(effect));
+  s = batch.PutLogData(record);
   if (!s.ok()) return s;
   return db->Write(wo, &batch);
 }
@@ -57,9 +58,10 @@ Status FilteredDBImpl::Put(const WriteOptions& wo, ColumnFamilyHandle* cf,
   CfState* s = State(cf);
   if (s == nullptr) return db_->Put(wo, cf, key, value);
   return WriteOne(wo, s, OpType::kPut, key, [&](OpEffect e) {
-    return WriteWithEffect(
-        db_, wo, key.size() + value.size() + kOneOpReserve, e,
-        [&](WriteBatch* b) { return b->Put(cf, key, value); });
+    return WriteOpWithRecord(db_, wo, key.size() + value.size() + kOneOpReserve,
+                             effect_log::OneOp(e), [&](WriteBatch* b) {
+                               return b->Put(cf, key, value);
+                             });
   });
 }
 
@@ -68,9 +70,9 @@ Status FilteredDBImpl::PutEntity(const WriteOptions& wo, ColumnFamilyHandle* cf,
   CfState* s = State(cf);
   if (s == nullptr) return db_->PutEntity(wo, cf, key, columns);
   return WriteOne(wo, s, OpType::kPut, key, [&](OpEffect e) {
-    return WriteWithEffect(db_, wo, 0, e, [&](WriteBatch* b) {
-      return b->PutEntity(cf, key, columns);
-    });
+    return WriteOpWithRecord(
+        db_, wo, 0, effect_log::OneOp(e),
+        [&](WriteBatch* b) { return b->PutEntity(cf, key, columns); });
   });
 }
 
@@ -79,8 +81,9 @@ Status FilteredDBImpl::Delete(const WriteOptions& wo, ColumnFamilyHandle* cf,
   CfState* s = State(cf);
   if (s == nullptr) return db_->Delete(wo, cf, key);
   return WriteOne(wo, s, OpType::kDelete, key, [&](OpEffect e) {
-    return WriteWithEffect(db_, wo, key.size() + kOneOpReserve, e,
-                           [&](WriteBatch* b) { return b->Delete(cf, key); });
+    return WriteOpWithRecord(db_, wo, key.size() + kOneOpReserve,
+                             effect_log::OneOp(e),
+                             [&](WriteBatch* b) { return b->Delete(cf, key); });
   });
 }
 
@@ -89,8 +92,8 @@ Status FilteredDBImpl::SingleDelete(const WriteOptions& wo,
   CfState* s = State(cf);
   if (s == nullptr) return db_->SingleDelete(wo, cf, key);
   return WriteOne(wo, s, OpType::kDelete, key, [&](OpEffect e) {
-    return WriteWithEffect(
-        db_, wo, key.size() + kOneOpReserve, e,
+    return WriteOpWithRecord(
+        db_, wo, key.size() + kOneOpReserve, effect_log::OneOp(e),
         [&](WriteBatch* b) { return b->SingleDelete(cf, key); });
   });
 }
@@ -100,9 +103,10 @@ Status FilteredDBImpl::Merge(const WriteOptions& wo, ColumnFamilyHandle* cf,
   CfState* s = State(cf);
   if (s == nullptr) return db_->Merge(wo, cf, key, value);
   return WriteOne(wo, s, OpType::kMerge, key, [&](OpEffect e) {
-    return WriteWithEffect(
-        db_, wo, key.size() + value.size() + kOneOpReserve, e,
-        [&](WriteBatch* b) { return b->Merge(cf, key, value); });
+    return WriteOpWithRecord(db_, wo, key.size() + value.size() + kOneOpReserve,
+                             effect_log::OneOp(e), [&](WriteBatch* b) {
+                               return b->Merge(cf, key, value);
+                             });
   });
 }
 
@@ -113,12 +117,9 @@ Status FilteredDBImpl::DeleteRange(const WriteOptions& wo,
   if (s == nullptr) return db_->DeleteRange(wo, cf, begin, end);
   std::vector<Op> ops{Op{s, OpType::kDeleteRange, begin, end}};
   return WriteFiltered(wo, &ops, [&](const effect_log::WriteEffects& e) {
-    WriteBatch batch(0, 0, wo.protection_bytes_per_key, 0);
-    Status st = batch.DeleteRange(cf, begin, end);
-    if (!st.ok()) return st;
-    st = batch.PutLogData(e.Record(1));
-    if (!st.ok()) return st;
-    return db_->Write(wo, &batch);
+    return WriteOpWithRecord(db_, wo, 0, e.Record(1), [&](WriteBatch* b) {
+      return b->DeleteRange(cf, begin, end);
+    });
   });
 }
 
