@@ -354,8 +354,12 @@ TEST_P(FilteredDBStress, ConcurrentWritersAndReadersNeverSeeAFalseNegative) {
     db->GetFilterStats(nullptr, &s);
     // Reads are only summed at the end; the filter's lookup counter is a
     // lower bound of them meanwhile.
+    // With transitions, also the ones asserted on below: the transition
+    // thread waits up to 3 s for the first split, and the writes alone may
+    // reach their minimum before it starts.
     const bool enough =
-        writes >= kMinWrites && writes + s.lookups >= kMinTotalOps;
+        writes >= kMinWrites && writes + s.lookups >= kMinTotalOps &&
+        (!transitions || (transitions_done.load() >= 8 && s.rebuilds >= 4));
     if ((enough && elapsed >= min_seconds) || elapsed >= kMaxSeconds) break;
   }
   stop = true;
