@@ -371,9 +371,14 @@ TEST(FilteredDBCheckpoint, PersistDuringTheOpenBuildWaitsForIt) {
 // once, for twice the capacity).
 std::atomic<int> scan_failures_left{0};
 std::atomic<int> scans_started{0};
+// When the injected failure was returned (steady_clock ticks; 0: not yet).
+// The back-off starts after it, when the build thread commits the failure.
+std::atomic<std::chrono::steady_clock::rep> scan_failed_at{0};
 bool FailScan(const char* point) {
   if (strcmp(point, "BackgroundRebuild:Scan") != 0) return false;
-  return scan_failures_left.fetch_sub(1) > 0;
+  if (scan_failures_left.fetch_sub(1) <= 0) return false;
+  scan_failed_at = std::chrono::steady_clock::now().time_since_epoch().count();
+  return true;
 }
 void CountScans(const char* point) {
   if (strcmp(point, "BackgroundRebuild:BeforeScan") == 0) ++scans_started;
@@ -404,20 +409,47 @@ TEST(FilteredDBCheckpoint, FailedOpenScanIsNotRetriedAtOnceWithADoubledTable) {
   }
   scans_started = 0;
   scan_failures_left = 1;
+  scan_failed_at = 0;
   live::SetTestHook(&CountScans);
   live::SetTestFailHook(&FailScan);
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
-  const auto failed_at = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(300ms);
+  // Times are taken from the failure, not from Open's return: on a busy
+  // machine the build thread may scan (and fail) a while after Open
+  // returned, and a write timed from Open then fell within the back-off.
+  for (int i = 0; i < 30000 && scan_failed_at.load() == 0; ++i) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_NE(scan_failed_at.load(), 0) << "the open build did not scan";
+  const std::chrono::steady_clock::time_point failed_at(
+      std::chrono::steady_clock::duration(scan_failed_at.load()));
+  std::this_thread::sleep_until(failed_at + 300ms);
   EXPECT_EQ(scans_started.load(), 1) << "retried at once";
   EXPECT_TRUE(Stats(db.get()).building);
-  // Within the back-off a write does not start it either.
+  // Within the back-off a write does not start it either. The back-off
+  // (1 s) starts after failed_at, so a write that returned within 1 s of it
+  // was within the back-off; a later one (this thread stalled for most of a
+  // second) may start the retry, and then proves nothing.
   ASSERT_TRUE(db->Put(WriteOptions(), "x", "v").ok());
+  const bool x_in_backoff = std::chrono::steady_clock::now() < failed_at + 1s;
   std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(scans_started.load(), 1);
-  std::this_thread::sleep_until(failed_at + 1200ms);
-  ASSERT_TRUE(db->Put(WriteOptions(), "y", "v").ok());
+  if (x_in_backoff) {
+    EXPECT_EQ(scans_started.load(), 1) << "a write in the back-off retried";
+  } else {
+    std::printf("the write meant for the back-off came after it\n");
+  }
+  // After the back-off a write retries it. The back-off ends 1 s after the
+  // failure was committed, a little after failed_at (more on a busy
+  // machine): a write every 50 ms from failed_at + 1 s until the retry
+  // starts (at most 30 s).
+  std::this_thread::sleep_until(failed_at + 1s);
+  while (scans_started.load() < 2 &&
+         std::chrono::steady_clock::now() < failed_at + 30s) {
+    ASSERT_TRUE(db->Put(WriteOptions(), "y", "v").ok());
+    for (int i = 0; i < 50 && scans_started.load() < 2; ++i) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
   for (int i = 0; i < 5000 && Stats(db.get()).building; ++i) {
     std::this_thread::sleep_for(2ms);
   }
