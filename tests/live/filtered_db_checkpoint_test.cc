@@ -16,7 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -1099,12 +1101,26 @@ TEST(FilteredDBCheckpoint, AutomaticCheckpointsFollowTheWrites) {
   o.checkpoints.min_writes = 2000;
   o.checkpoints.writes_fraction = 0;
   o.checkpoints.check_interval_ms = 10;
-  std::atomic<int> callbacks{0};
-  std::atomic<uint64_t> last_seq{0};
+  // Both under one mutex: a reader of one sees the other of the same call
+  // (two atomics let the test see a new last_seq with the old count when
+  // the checkpoint thread, which runs at nice 19, is preempted between
+  // them).
+  std::mutex callback_mu;
+  int callback_count = 0;
+  uint64_t callback_seq = 0;
   o.checkpoints.on_checkpoint = [&](uint64_t seq, uint64_t, const Status& s) {
     EXPECT_TRUE(s.ok()) << s.ToString();
-    last_seq = seq;
-    ++callbacks;
+    std::lock_guard<std::mutex> lock(callback_mu);
+    callback_seq = seq;
+    ++callback_count;
+  };
+  auto callbacks = [&] {
+    std::lock_guard<std::mutex> lock(callback_mu);
+    return callback_count;
+  };
+  auto last_seq = [&] {
+    std::lock_guard<std::mutex> lock(callback_mu);
+    return callback_seq;
   };
   std::unique_ptr<FilteredDB> db;
   ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
@@ -1113,15 +1129,21 @@ TEST(FilteredDBCheckpoint, AutomaticCheckpointsFollowTheWrites) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   }
   std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(callbacks.load(), 0);
+  EXPECT_EQ(callbacks(), 0);
   for (int i = 1000; i < 10000; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "v").ok());
   }
-  for (int i = 0; i < 2000 && callbacks.load() == 0; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
-  EXPECT_GE(callbacks.load(), 1);
-  EXPECT_GE(last_seq.load(), 2000u);
+  // The checkpoint thread runs at nice 19: next to busy processes (other
+  // tests, a sanitizer's slowdown) a checkpoint can take many seconds.
+  auto wait_for = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+  };
+  wait_for([&] { return callbacks() > 0; });
+  EXPECT_GE(callbacks(), 1);
+  EXPECT_GE(last_seq(), 2000u);
   // One batch of 2000 more (the sequence number jumps at once): the next
   // checkpoint covers the DB's last write.
   std::this_thread::sleep_for(50ms);
@@ -1129,11 +1151,9 @@ TEST(FilteredDBCheckpoint, AutomaticCheckpointsFollowTheWrites) {
   for (int i = 10000; i < 12000; ++i) ASSERT_TRUE(batch.Put(Key(i), "v").ok());
   ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
   const uint64_t seq = db->GetLatestSequenceNumber();
-  for (int i = 0; i < 2000 && last_seq.load() < seq; ++i) {
-    std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_EQ(last_seq.load(), seq);
-  EXPECT_EQ(Stats(db.get()).checkpoints, uint64_t(callbacks.load()));
+  wait_for([&] { return last_seq() >= seq; });
+  ASSERT_EQ(last_seq(), seq);
+  EXPECT_EQ(Stats(db.get()).checkpoints, uint64_t(callbacks()));
   // No write since the last one: a crash leaves it usable.
   ASSERT_TRUE(db->Close().ok());
   db.reset();
