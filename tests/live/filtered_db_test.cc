@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../plugin/cuckoo/live/test_hooks.h"
 #include "open_db.h"
 #include "rocksdb/sst_file_writer.h"
 #include "rocksdb/utilities/checkpoint.h"
@@ -1081,6 +1083,15 @@ TEST(FilteredDBRecovery, IngestionThenCloseWithoutPersistInvalidatesSnapshot) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// Freezes of PersistFilterSnapshots (test hook, under its one-at-a-time
+// lock).
+std::atomic<int> persist_freezes{0};
+void CountPersistFreezes(const char* point) {
+  if (strcmp(point, "PersistFilterSnapshots:AfterFreeze") == 0) {
+    ++persist_freezes;
+  }
+}
+
 // PersistFilterSnapshots freezes the filters at a quiescent point and streams
 // the images while writers go on: persists (two threads at once) racing
 // Puts and Deletes leave no false negative, a snapshot taken before later
@@ -1098,6 +1109,8 @@ TEST(FilteredDBRecovery, PersistWhileWriting) {
       ASSERT_TRUE(FilteredDB::Open(options, dir.Sub("db"), fopts, &db).ok());
       std::atomic<bool> stop{false};
       std::atomic<int> persists{0};
+      persist_freezes = 0;
+      live::SetTestHook(&CountPersistFreezes);
       std::thread writer([&] {
         std::mt19937_64 rng(persist_last ? 7 : 8);
         for (int i = 0; i < 20000 || persists.load() < 4; ++i) {
@@ -1107,6 +1120,19 @@ TEST(FilteredDBRecovery, PersistWhileWriting) {
           } else {
             EXPECT_TRUE(db->Put(WriteOptions(), k, "v").ok());
           }
+        }
+        // The persisters stop once a persist froze after the last write, so
+        // that the last checkpoint holds every write of this thread (the
+        // replay count below is exact). Two freezes from now: the persist
+        // in flight may have frozen before the last write. Without this
+        // wait, a persister preempted between two persists saw `stop` only
+        // after the other persister's last freeze and the writes after it.
+        const int freezes = persist_freezes.load();
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (persist_freezes.load() < freezes + 2 &&
+               std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
         }
         stop = true;
       });
@@ -1121,6 +1147,7 @@ TEST(FilteredDBRecovery, PersistWhileWriting) {
       }
       writer.join();
       for (auto& t : persisters) t.join();
+      live::SetTestHook(nullptr);
       EXPECT_EQ(FalseNegatives(db.get()), 0u);
       if (persist_last) {
         ASSERT_TRUE(db->PersistFilterSnapshots().ok());
