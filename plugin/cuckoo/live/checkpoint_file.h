@@ -90,15 +90,21 @@ std::vector<ChainEntry> ParseChain(const std::vector<std::string>& lines);
 std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain);
 
 // A checkpoint file read and validated (cuckoo::LiveKeyFilter::
-// DecodeSnapshot) on a thread of its own while DB::Open runs.
+// DecodeSnapshot): by the family's load after DB::Open (background_open),
+// or, when Open waits for the load, on a thread of its own while DB::Open
+// runs.
 struct DecodedCheckpoint {
   ROCKSDB_NAMESPACE::Status read;                           // of the file
   std::unique_ptr<cuckoo::LiveKeyFilter::Builder> builder;  // null: see why
   std::string identity;
   std::string why;
 };
+// Reads and decodes `path` for a filter with `options`.
+DecodedCheckpoint ReadCheckpoint(ROCKSDB_NAMESPACE::Env* env,
+                                 const std::string& path,
+                                 const cuckoo::LiveKeyFilterOptions& options);
 using CheckpointPreload = std::shared_ptr<std::future<DecodedCheckpoint>>;
-// Starts reading and decoding `path` for a filter with `options`.
+// Starts ReadCheckpoint on a thread of its own.
 CheckpointPreload PreloadCheckpoint(
     ROCKSDB_NAMESPACE::Env* env, const std::string& path,
     const cuckoo::LiveKeyFilterOptions& options);
@@ -119,7 +125,8 @@ struct PreOpenFacts {
     // VerifyWalBinding's reason, "" if it held: of the chain entry CURRENT
     // names, else of the checkpoint itself.
     std::string wal_error;
-    // The file being read and decoded (null if not started).
+    // The file being read and decoded while DB::Open runs (null if not
+    // started: background_open, or never usable).
     CheckpointPreload preload;
   };
   std::map<uint32_t, Found> checkpoints;  // by column family id

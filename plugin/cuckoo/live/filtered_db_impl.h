@@ -102,8 +102,9 @@ namespace live {
 
 // Before DB::Open (FilteredDB::Open, FilteredTransactionDB::Open,
 // FilteredOptimisticTransactionDB::Open; filtered_db_open.cc): checks the
-// options, reads what the checkpoints are checked against and starts
-// reading and validating the checkpoint images (PreOpenFacts::Found::preload).
+// options, reads what the checkpoints are checked against and, unless
+// background_open, starts reading and validating the checkpoint images
+// (PreOpenFacts::Found::preload).
 ROCKSDB_NAMESPACE::Status BeforeOpen(
     const ROCKSDB_NAMESPACE::DBOptions& db_options, const std::string& name,
     const FilteredDBOptions& filtered_options, PreOpenFacts* pre_open);
