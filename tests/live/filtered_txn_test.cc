@@ -284,6 +284,11 @@ TEST_F(FilteredTxnTest, LockConflictsTouchNoFilter) {
 // makes the key live while the read waits for the lock is seen (every
 // overload).
 TEST_F(FilteredTxnTest, GetForUpdateReadsAfterItsLock) {
+  // Each reader waits for the writer's key lock while this thread sleeps
+  // 100 ms and commits: a lock timeout far above that (the default of 1 s
+  // timed the reader out when this process stalled for a second).
+  txn_options_.transaction_lock_timeout = 20000;
+  Reopen();
   ColumnFamilyHandle* cf = db_->DefaultColumnFamily();
   const std::vector<
       std::function<Status(Transaction*, const std::string&, std::string*)>>
