@@ -815,11 +815,25 @@ TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
         size_t i = rng() % n;
         if (i >= stable && ((i - stable) & 1) == 0) i = rng() % stable;
         misses += !filter.MayContain(keys[i]);
-        ++local;
+        if (++local == 64) {  // the count so far, for the waits below
+          reads += local;
+          local = 0;
+        }
       }
       reads += local;
     });
   }
+  // The readers run before the first write and until they read more than
+  // the count checked below (a busy machine may start them late, or run
+  // the writes before they got far; at most 10 s each).
+  auto wait_for_reads = [&](uint64_t n) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (reads.load() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  };
+  wait_for_reads(2 * 64);
   for (size_t i = stable; i < keys.size(); ++i) {
     ASSERT_TRUE(filter.Insert(keys[i]));
     published.store(i + 1, std::memory_order_release);
@@ -828,6 +842,7 @@ TEST(LiveKeyFilter, ReadersAndWritersDuringBackgroundSplits) {
     }
   }
   filter.WaitForSplit();
+  wait_for_reads(1001);
   stop = true;
   for (auto& t : readers) t.join();
   const LiveKeyFilterStats s = filter.GetStats();
