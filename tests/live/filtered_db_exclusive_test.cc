@@ -49,15 +49,22 @@ bool FinishesWhileContended(int threads,
                             const std::function<void()>& at_deadline = nullptr,
                             std::chrono::milliseconds deadline = kDeadline) {
   std::atomic<bool> stop{false};
+  std::atomic<int> started{0};  // contenders past their first turn
   std::vector<std::thread> contenders;
   for (int t = 0; t < threads; ++t) {
     contenders.emplace_back([&, t] {
       for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
         contend(t, i);
+        if (i == 0) started.fetch_add(1);
       }
     });
   }
-  // Let the contenders get going.
+  // Let the contenders get going: every one has taken its first turn (a
+  // busy machine may start a thread late; at most 10 s), then 50 ms more.
+  const auto start_deadline = Clock::now() + std::chrono::seconds(10);
+  while (started.load() < threads && Clock::now() < start_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::mutex mu;
   std::condition_variable cv;
