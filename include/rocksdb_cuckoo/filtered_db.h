@@ -207,8 +207,10 @@ struct FilteredDBOptions {
   // 0 to 16.
   double unchecked_delete_ratio = 0;
   // Directory for filter snapshots (checkpoints; default "": none, every
-  // Open then builds the filters from the DB). Created if missing; Open
-  // fails with InvalidArgument if the path is not a directory. Files are
+  // Open then builds the filters from the DB). Created if missing, its last
+  // component only (as RocksDB creates the DB directory): Open fails, before
+  // the DB opens, with the IOError if its parent does not exist, and with
+  // InvalidArgument if the path is not a directory. Files are
   // named CUCKOO_LIVE_FILTER-<column family id>, one per filtered family,
   // about GetFilterStats' table_bytes each, and CUCKOO_LIVE_OPENS (a few
   // lines). Trusted as much as the DB directory.

@@ -88,6 +88,15 @@ std::string WriteRecord(uint32_t ops, const std::vector<FamilyEffects>& cfs);
 // listed: the checker logs their erasures).
 struct WriteEffects {
   std::vector<FamilyEffects> cfs;
+  // The entry of family cf_id, appended (empty) if missing. Linear: a write
+  // touches few families.
+  FamilyEffects& Family(uint32_t cf_id) {
+    for (FamilyEffects& f : cfs) {
+      if (f.cf_id == cf_id) return f;
+    }
+    cfs.push_back(FamilyEffects{cf_id, {}, {}});
+    return cfs.back();
+  }
   // The record of this write for a WriteBatch of `ops` operations.
   std::string Record(uint32_t ops) const { return WriteRecord(ops, cfs); }
 };

@@ -239,6 +239,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // through is retired (kept until Close); any other handle is destroyed.
   Status DestroyColumnFamilyHandle(ColumnFamilyHandle* cf) override;
   Status Close() override { return CloseImpl(); }
+  // To the root DB: RocksDB 7.8's StackableDB (and so its TransactionDBs)
+  // does not forward Resume (DB's default answers NotSupported). The filter
+  // needs nothing: a write that failed left at most an extra fingerprint.
+  Status Resume() override { return db_->GetRootDB()->Resume(); }
 
   // Properties (filtered_db_properties.cc): "rocksdb.cuckoo." names are
   // answered here, all others by the DB.

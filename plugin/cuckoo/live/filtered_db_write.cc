@@ -176,16 +176,10 @@ effect_log::WriteEffects EffectsOf(
     const std::vector<std::pair<CfState*, uint64_t>>& inserts,
     const std::vector<std::pair<CfState*, uint64_t>>& erases) {
   effect_log::WriteEffects e;
-  auto family = [&e](const CfState* cf) -> effect_log::FamilyEffects& {
-    for (effect_log::FamilyEffects& f : e.cfs) {
-      if (f.cf_id == cf->id) return f;
-    }
-    e.cfs.push_back(effect_log::FamilyEffects{cf->id, {}, {}});
-    return e.cfs.back();
-  };
-  for (const Op& op : ops) family(op.cf);
-  for (const auto& [cf, hash] : inserts) family(cf).inserts.push_back(hash);
-  for (const auto& [cf, hash] : erases) family(cf).erases.push_back(hash);
+  for (const Op& op : ops) e.Family(op.cf->id);
+  for (const auto& [cf, hash] : inserts)
+    e.Family(cf->id).inserts.push_back(hash);
+  for (const auto& [cf, hash] : erases) e.Family(cf->id).erases.push_back(hash);
   return e;
 }
 
@@ -600,15 +594,9 @@ void FilteredDBImpl::ResolveDeferredChecks(
   // until the next rebuild, as a failed check).
   effect_log::WriteEffects erased;
   for (size_t i = 0; i < n; ++i) {
-    if (!live[i]) continue;
-    const uint32_t id = (*checks)[i].cf->id;
-    auto f = std::find_if(
-        erased.cfs.begin(), erased.cfs.end(),
-        [id](const effect_log::FamilyEffects& e) { return e.cf_id == id; });
-    if (f == erased.cfs.end()) {
-      f = erased.cfs.insert(f, effect_log::FamilyEffects{id, {}, {}});
+    if (live[i]) {
+      erased.Family((*checks)[i].cf->id).erases.push_back((*checks)[i].hash);
     }
-    f->erases.push_back((*checks)[i].hash);
   }
   if (!erased.cfs.empty()) {
     std::lock_guard<std::mutex> lock(effects_mu_);

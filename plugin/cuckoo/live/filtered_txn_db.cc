@@ -84,6 +84,8 @@ class WithEngine : public Base {
   }
   void WaitForFilterRebuilds() override { engine_->WaitForFilterRebuilds(); }
   void WaitForDeleteChecks() override { engine_->WaitForDeleteChecks(); }
+  // Not forwarded by RocksDB 7.8's StackableDB.
+  Status Resume() override { return engine_->Resume(); }
 
  protected:
   // The filtered, not dropped family of a handle, or null.
