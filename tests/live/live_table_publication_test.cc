@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -243,6 +244,15 @@ TEST(LivePublication, ReaderLoopsWhileTablesAreInstalled) {
         ASSERT_TRUE(builder->Add(keys[k]));
       }
       ASSERT_TRUE(filter.Replace(std::move(builder)));
+      if (i == 0) {
+        // The reader probes while the rest are installed (on one core it
+        // may not run before the writer is done: at most 10 s).
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (probes.load() == 0 &&
+               std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
+      }
     }
     stop = true;
     reader.join();
