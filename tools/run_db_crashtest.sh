@@ -45,7 +45,10 @@
 #   --libdir=DIR           shared: where librocksdb.so is
 #                          (default /usr/lib/x86_64-linux-gnu)
 #   --plugin_lib=FILE      shared: librocksdb_cuckoo.so
-#                          (default <repo>/build/release/librocksdb_cuckoo.so)
+#                          (default <repo>/build/release/librocksdb_cuckoo.so);
+#                          given without the build step, the runs load it
+#                          (LD_LIBRARY_PATH, ahead of the RUNPATH of the
+#                          db_stress built before)
 #   --jobs=N               make / compile jobs (default 1)
 #   --duration=S           seconds per run and layout (default 1200)
 #   --layouts=L,...        of plain, semisorted, blocked (default all three)
@@ -82,6 +85,7 @@ nice_level=19
 make_args=DISABLE_WARNING_AS_ERROR=1
 extra=
 stress_bin=
+plugin_lib_given=
 
 usage() {
   sed -n '5,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
@@ -93,7 +97,7 @@ for a in "$@"; do
   case "$a" in
     --link=*) link=${a#*=} ;;
     --libdir=*) libdir=${a#*=} ;;
-    --plugin_lib=*) plugin_lib=${a#*=} ;;
+    --plugin_lib=*) plugin_lib=${a#*=}; plugin_lib_given=1 ;;
     --jobs=*) jobs=${a#*=} ;;
     --duration=*) duration=${a#*=} ;;
     --layouts=*) layouts=${a#*=} ;;
@@ -397,6 +401,19 @@ EOF
       "TEST_TMPDIR=$dir CUCKOO_STRESS_FILTER_POLICY=$(policy_of "$layout") ${cmd[*]}"
   done
 }
+
+# A --plugin_lib for runs without the build step: a copy under its SONAME
+# in a directory of its own, searched before the RUNPATH.
+if [ "$link" = shared ] && [ -n "$plugin_lib_given" ] &&
+  [[ " ${steps[*]} " != *" build "* ]]; then
+  [ -f "$plugin_lib" ] || { echo "$plugin_lib missing" >&2; exit 2; }
+  run_soname=$(objdump -p "$plugin_lib" | awk '/SONAME/ { print $2 }')
+  mkdir -p "$work/lib-run"
+  cp "$(readlink -f "$plugin_lib")" \
+    "$work/lib-run/${run_soname:-librocksdb_cuckoo.so}"
+  export LD_LIBRARY_PATH="$work/lib-run${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "runs load $plugin_lib (LD_LIBRARY_PATH=$work/lib-run)"
+fi
 
 for step in "${steps[@]}"; do
   case "$step" in
