@@ -389,7 +389,7 @@ class FailingSstFileSystem : public ROCKSDB_NAMESPACE::FileSystemWrapper {
 // and succeeds, as on a plain DB (RocksDB 7.8's StackableDB does not forward
 // it: the wrappers answered NotSupported), and the filter has no false
 // negative after. About 1 s per DB: RocksDB sleeps 1 s after a failed flush.
-template <typename OpenFn>
+template <typename Wrapper, typename OpenFn>
 void ResumeAfterABackgroundError(OpenFn open) {
   TempDir dir;
   auto fs = std::make_shared<FailingSstFileSystem>();
@@ -399,9 +399,8 @@ void ResumeAfterABackgroundError(OpenFn open) {
   options.env = env.get();
   options.max_bgerror_resume_count = 0;
   options.bgerror_resume_retry_interval = 1000;  // microseconds
-  std::unique_ptr<ROCKSDB_NAMESPACE::DB> holder;
-  ROCKSDB_NAMESPACE::DB* db = nullptr;
-  ASSERT_TRUE(open(options, dir.path() + "/db", &holder, &db).ok());
+  std::unique_ptr<Wrapper> db;
+  ASSERT_TRUE(open(options, dir.path() + "/db", &db).ok());
   for (int i = 0; i < 100; ++i) {
     ASSERT_TRUE(db->Put(WriteOptions(), test::Key(i), "v").ok());
   }
@@ -423,44 +422,26 @@ void ResumeAfterABackgroundError(OpenFn open) {
     EXPECT_TRUE(db->Get(ReadOptions(), test::Key(i), &value).ok()) << i;
   }
   EXPECT_TRUE(db->Get(ReadOptions(), test::Key(0), &value).IsNotFound());
-  holder.reset();
 }
 
 TEST(FilteredDbRegression, ResumeAfterABackgroundErrorReachesRocksDB) {
-  ResumeAfterABackgroundError([](const ROCKSDB_NAMESPACE::Options& options,
-                                 const std::string& path,
-                                 std::unique_ptr<ROCKSDB_NAMESPACE::DB>* holder,
-                                 ROCKSDB_NAMESPACE::DB** db) {
-    std::unique_ptr<FilteredDB> f;
-    Status s = FilteredDB::Open(options, path, test::SmallFilterOptions(), &f);
-    *db = f.get();
-    holder->reset(f.release());
-    return s;
-  });
-  ResumeAfterABackgroundError([](const ROCKSDB_NAMESPACE::Options& options,
-                                 const std::string& path,
-                                 std::unique_ptr<ROCKSDB_NAMESPACE::DB>* holder,
-                                 ROCKSDB_NAMESPACE::DB** db) {
-    std::unique_ptr<FilteredTransactionDB> f;
-    Status s = FilteredTransactionDB::Open(
-        options, ROCKSDB_NAMESPACE::TransactionDBOptions(), path,
-        test::SmallFilterOptions(), &f);
-    *db = f.get();
-    holder->reset(f.release());
-    return s;
-  });
-  ResumeAfterABackgroundError([](const ROCKSDB_NAMESPACE::Options& options,
-                                 const std::string& path,
-                                 std::unique_ptr<ROCKSDB_NAMESPACE::DB>* holder,
-                                 ROCKSDB_NAMESPACE::DB** db) {
-    std::unique_ptr<FilteredOptimisticTransactionDB> f;
-    Status s = FilteredOptimisticTransactionDB::Open(
-        options, ROCKSDB_NAMESPACE::OptimisticTransactionDBOptions(), path,
-        test::SmallFilterOptions(), &f);
-    *db = f.get();
-    holder->reset(f.release());
-    return s;
-  });
+  const FilteredDBOptions fopts = test::SmallFilterOptions();
+  ResumeAfterABackgroundError<FilteredDB>(
+      [&](const auto& options, const std::string& path, auto* db) {
+        return FilteredDB::Open(options, path, fopts, db);
+      });
+  ResumeAfterABackgroundError<FilteredTransactionDB>(
+      [&](const auto& options, const std::string& path, auto* db) {
+        return FilteredTransactionDB::Open(
+            options, ROCKSDB_NAMESPACE::TransactionDBOptions(), path, fopts,
+            db);
+      });
+  ResumeAfterABackgroundError<FilteredOptimisticTransactionDB>(
+      [&](const auto& options, const std::string& path, auto* db) {
+        return FilteredOptimisticTransactionDB::Open(
+            options, ROCKSDB_NAMESPACE::OptimisticTransactionDBOptions(), path,
+            fopts, db);
+      });
 }
 
 // snapshot_dir is created one level deep, as RocksDB creates the DB
