@@ -216,6 +216,36 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
     return Status::Incomplete("FilteredDB: checkpoint not used: " + why);
   };
   const auto found = pre_open_.checkpoints.find(s->id);
+  auto opening = [&] {
+    OpeningDb db;
+    db.db_id = db_id_;
+    db.cf_id = s->id;
+    db.cf_name = s->name;
+    db.sequence = open_sequence_;
+    db.db_state = pre_open_.db_state;
+    db.manifest = pre_open_.manifest;
+    db.opens = found->second.chain;
+    db.wal_error = found->second.wal_error;
+    return db;
+  };
+  // This open continues the checkpoint's chain as soon as the identity
+  // peeked before DB::Open is judged usable, before the image is read (a
+  // crash during the read or the decode, tens of ms per million keys, then
+  // leaves the next open the same checkpoint). The image is still checked
+  // below, against that identity; if it fails, the checkpoint is not used
+  // (and the extra entry only makes the next open reject it).
+  if (found != pre_open_.checkpoints.end()) {
+    CheckpointIdentity peeked;
+    std::string unused;
+    if (CheckpointIdentity::Decode(found->second.identity, &peeked, &unused)) {
+      const Judgement j = JudgeCheckpoint(peeked, opening());
+      if (j.verdict == Verdict::kUse ||
+          (j.verdict == Verdict::kReplay && replay_wal_)) {
+        AppendOpen(ChainEntry{peeked.manifest, peeked.wal});
+      }
+    }
+  }
+  TestHook("LoadCheckpoint:BeforeRead");
   // Read and validated here, or while DB::Open ran (an Open that waits for
   // the load started it: BeforeOpen).
   DecodedCheckpoint d;
@@ -239,16 +269,7 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
   }
   CheckpointIdentity id;
   if (!CheckpointIdentity::Decode(stored, &id, &why)) return refuse(why, true);
-  OpeningDb db;
-  db.db_id = db_id_;
-  db.cf_id = s->id;
-  db.cf_name = s->name;
-  db.sequence = open_sequence_;
-  db.db_state = pre_open_.db_state;
-  db.manifest = pre_open_.manifest;
-  db.opens = found->second.chain;
-  db.wal_error = found->second.wal_error;
-  const Judgement j = JudgeCheckpoint(id, db);
+  const Judgement j = JudgeCheckpoint(id, opening());
   if (j.verdict == Verdict::kReject) return refuse(j.why, true);
   if (j.verdict == Verdict::kReplay && !replay_wal_) {
     return refuse(
@@ -257,9 +278,9 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
             "is not replayed: its prepare records)",
         true);
   }
-  // This open continues the checkpoint's chain from here on (before the
-  // replay, which may take a while: a kill during it leaves the next open
-  // the same checkpoint, chain and WAL).
+  // This open continues the checkpoint's chain from here on, if it did not
+  // above (before the replay, which may take a while: a kill during it
+  // leaves the next open the same checkpoint, chain and WAL).
   AppendOpen(ChainEntry{id.manifest, id.wal});
   std::string used = "used";
   if (j.verdict == Verdict::kReplay) {
