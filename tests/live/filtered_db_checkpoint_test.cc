@@ -169,6 +169,16 @@ std::string RunCrashWriter(const std::string& db, const std::string& snap,
 
 // ------------------------------------------------------------ open
 
+// Opens the DB of MakeDb with the background load (CheckpointOptions) and
+// waits until the load reaches the hook `pause` holds.
+void OpenWithTheLoadPaused(const std::string& path, const std::string& snap,
+                           Pause* pause, std::unique_ptr<FilteredDB>* db) {
+  ASSERT_TRUE(
+      FilteredDB::Open(test::TestOptions(), path, CheckpointOptions(snap), db)
+          .ok());
+  ASSERT_TRUE(pause->WaitReached());
+}
+
 // Open returns before the checkpoint is read; reads are unfiltered and
 // correct meanwhile, and the writes made during the load are in the filter
 // once it is installed (exactly: one fingerprint per live key).
@@ -178,10 +188,7 @@ TEST(FilteredDBCheckpoint, LoadedInTheBackgroundWithWritesMeanwhile) {
   ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 5000));
   Pause pause("LoadCheckpoint:Begin");
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(
-      FilteredDB::Open(test::TestOptions(), path, CheckpointOptions(snap), &db)
-          .ok());
-  ASSERT_TRUE(pause.WaitReached());
+  ASSERT_NO_FATAL_FAILURE(OpenWithTheLoadPaused(path, snap, &pause, &db));
   FilteredDBStats s = Stats(db.get());
   EXPECT_TRUE(s.building);
   EXPECT_EQ(s.snapshot_status, "loading");
@@ -235,10 +242,7 @@ TEST(FilteredDBCheckpoint, BackgroundLoadReadsTheImageAfterTheDBOpens) {
   ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 4000));
   Pause pause("LoadCheckpoint:Begin");
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(
-      FilteredDB::Open(test::TestOptions(), path, CheckpointOptions(snap), &db)
-          .ok());
-  ASSERT_TRUE(pause.WaitReached());
+  ASSERT_NO_FATAL_FAILURE(OpenWithTheLoadPaused(path, snap, &pause, &db));
   std::filesystem::remove(SnapFile(snap));
   pause.Release();
   db->WaitForFilterRebuilds();
@@ -263,10 +267,7 @@ TEST(FilteredDBCheckpoint, ChainRecordsTheOpenBeforeTheImageIsRead) {
   ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 3000));
   Pause pause("LoadCheckpoint:BeforeRead");
   std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(
-      FilteredDB::Open(test::TestOptions(), path, CheckpointOptions(snap), &db)
-          .ok());
-  ASSERT_TRUE(pause.WaitReached());
+  ASSERT_NO_FATAL_FAILURE(OpenWithTheLoadPaused(path, snap, &pause, &db));
   std::string current;
   {
     std::ifstream in(path + "/CURRENT");
