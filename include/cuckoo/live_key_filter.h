@@ -188,15 +188,27 @@ class LiveKeyFilter {
   LiveKeyFilter& operator=(const LiveKeyFilter&) = delete;
 
   // ---------------------------------------------------------- readers
-  // False only if the key is certainly not present. O(1): two bucket loads,
-  // no allocation, no lock, no read-modify-write.
-  bool MayContain(KeyHash hash) const;
+  // The answer of one lookup, and whether a table was consulted.
+  enum class Answer : uint8_t {
+    kAbsent,      // certainly not present (the table was probed)
+    kMayContain,  // the table holds a matching fingerprint
+    kNotReady,    // not ready: may be present, no table probed
+  };
+  // O(1): two bucket loads, no allocation, no lock, no read-modify-write.
+  // One load decides readiness and the table (see "Publication protocol"),
+  // so kNotReady is exactly "this lookup consulted no table".
+  Answer Probe(KeyHash hash) const;
+  Answer Probe(std::string_view key) const { return Probe(HashKey(key)); }
+  // False only if the key is certainly not present.
+  bool MayContain(KeyHash hash) const { return Probe(hash) != Answer::kAbsent; }
   bool MayContain(std::string_view key) const {
     return MayContain(HashKey(key));
   }
   // out[k] = MayContain(hashes[k]) for k < n; keeps the buckets of 16 keys
   // in flight (faster than single calls on tables larger than the caches).
-  void MayContainBatch(const KeyHash* hashes, size_t n, bool* out) const;
+  // Returns false when the filter was not ready (every out[k] true, no table
+  // probed), true when every key was looked up in one table.
+  bool MayContainBatch(const KeyHash* hashes, size_t n, bool* out) const;
 
   LiveKeyFilterStats GetStats() const;
   // Fingerprints stored in the current table.

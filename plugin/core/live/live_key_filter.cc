@@ -293,10 +293,10 @@ LiveKeyFilter::~LiveKeyFilter() {
 
 // ---------------------------------------------------------------- readers
 
-bool LiveKeyFilter::MayContain(KeyHash hash) const {
+LiveKeyFilter::Answer LiveKeyFilter::Probe(KeyHash hash) const {
   ReadSection section;
   const uintptr_t published = published_.load(std::memory_order_acquire);
-  if ((published & kNotReady) != 0) return true;
+  if ((published & kNotReady) != 0) return Answer::kNotReady;
   const LiveTable* table = TableOf(published);
   uint64_t retries = 0;
   const bool result = table->Contains(hash.value, &retries);
@@ -305,16 +305,16 @@ bool LiveKeyFilter::MayContain(KeyHash hash) const {
   internal::Bump(&c.lookups, 1);
   if (!result) internal::Bump(&c.absent, 1);
   if (retries != 0) internal::Bump(&c.retries, retries);
-  return result;
+  return result ? Answer::kMayContain : Answer::kAbsent;
 }
 
-void LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
+bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
                                     bool* out) const {
   ReadSection section;
   const uintptr_t published = published_.load(std::memory_order_acquire);
   if ((published & kNotReady) != 0) {
     for (size_t k = 0; k < n; ++k) out[k] = true;
-    return;
+    return false;
   }
   const LiveTable* table = TableOf(published);
   uint64_t retries = 0;
@@ -326,6 +326,7 @@ void LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
   internal::Bump(&c.lookups, n);
   internal::Bump(&c.absent, absent);
   if (retries != 0) internal::Bump(&c.retries, retries);
+  return true;
 }
 
 uint64_t LiveKeyFilter::size() const {

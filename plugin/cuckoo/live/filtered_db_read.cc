@@ -50,7 +50,12 @@ bool FilteredDBImpl::KnownAbsent(const ReadOptions& ro, ColumnFamilyHandle* cf,
                                  const Slice& key, ReadKind kind) const {
   const CfState* s = ReadState(ro, cf);
   if (s == nullptr) return false;
-  const bool absent = !s->filter->MayContain(View(key));
+  // One probe tells the answer and whether it consulted a table: a read of
+  // a filter that is not ready bypasses it and is not counted.
+  using Answer = cuckoo::LiveKeyFilter::Answer;
+  const Answer answer = s->filter->Probe(View(key));
+  if (answer == Answer::kNotReady) return false;
+  const bool absent = answer == Answer::kAbsent;
   s->reads.Add(1, absent ? 1 : 0);
   if (absent) RecordAbsent(1, kind);
   return absent;
@@ -228,15 +233,19 @@ void FilteredDBImpl::FilteredMultiGet(const ReadOptions& ro, size_t num_keys,
       std::fill(maybe.get() + i, maybe.get() + j, true);
     } else {
       cuckoo::KeyHash hashes[kProbeChunk];
+      // Keys of chunks probed while the filter was ready (a chunk of a
+      // filter that is not ready bypasses it: all true, not counted).
+      uint64_t checked = 0;
       for (size_t c = i; c < j; c += kProbeChunk) {
         const size_t len = std::min(kProbeChunk, j - c);
         for (size_t k = 0; k < len; ++k)
           hashes[k] = cuckoo::HashKey(View(keys[c + k]));
-        s->filter->MayContainBatch(hashes, len, maybe.get() + c);
+        if (s->filter->MayContainBatch(hashes, len, maybe.get() + c))
+          checked += len;
       }
       const uint64_t absent = static_cast<uint64_t>(
           std::count(maybe.get() + i, maybe.get() + j, false));
-      s->reads.Add(j - i, absent);
+      if (checked != 0) s->reads.Add(checked, absent);
       if (absent != 0) RecordAbsent(absent, ReadKind::kMultiGet);
     }
     for (size_t k = i; k < j; ++k) candidates += maybe[k] ? 1 : 0;
