@@ -1163,6 +1163,56 @@ TEST(FilteredDBCheckpoint, KeptWalIsReleasedByEachCheckpoint) {
   EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 100 writes replayed");
 }
 
+// Each open of a DB makes a new WAL file; one that nothing wrote to stays
+// empty. RocksDB 7.8.3 keeps them all until a memtable flush (8.3 releases
+// them at the next open), and with FilteredDB's retention the flush moves
+// them to archive/, where GetSortedWalFiles does not list an empty file:
+// the checkpoints deleted every other archived file but not these (one per
+// idle open, kept for the 100 years of WAL_ttl_seconds).
+TEST(FilteredDBCheckpoint, EmptyWalFilesOfIdleOpensAreReleased) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  auto wal_files = [&](const std::string& sub) {
+    size_t n = 0;
+    if (!std::filesystem::exists(sub)) return n;
+    for (const auto& e : std::filesystem::directory_iterator(sub)) {
+      n += e.path().extension() == ".log";
+    }
+    return n;
+  };
+  constexpr int kIdleOpens = 10;
+  // No checkpoint yet, none written at Close: nothing written to the WAL.
+  const FilteredDBOptions idle = ReplayOptions(snap);
+  for (int i = 0; i < kIdleOpens; ++i) {
+    if (i % 2 == 0) {
+      ROCKSDB_NAMESPACE::DB* plain = nullptr;
+      ASSERT_TRUE(
+          ROCKSDB_NAMESPACE::DB::Open(test::TestOptions(), path, &plain).ok());
+      delete plain;
+    } else {
+      std::unique_ptr<FilteredDB> db;
+      ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, idle, &db).ok());
+      db->WaitForFilterRebuilds();
+      ASSERT_TRUE(db->Close().ok());
+    }
+  }
+  // RocksDB's own: one file per open, until a flush.
+  EXPECT_GE(wal_files(path), size_t{kIdleOpens});
+  std::unique_ptr<FilteredDB> db = OpenWithCheckpoint(path, snap, 3000);
+  ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "w").ok());
+  }
+  ASSERT_TRUE(db->PersistFilterSnapshots().ok());
+  EXPECT_LE(wal_files(path), 1u);
+  EXPECT_LE(wal_files(path + "/archive"), 1u);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "x").ok());
+  }
+  ASSERT_TRUE(db->Close().ok());
+  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 10 writes replayed");
+}
+
 // ------------------------------------------------------------ automatic
 
 TEST(FilteredDBCheckpoint, AutomaticCheckpointsFollowTheWrites) {

@@ -27,8 +27,30 @@ namespace rocksdb_cuckoo {
 namespace live {
 
 using ROCKSDB_NAMESPACE::ColumnFamilyHandle;
+using ROCKSDB_NAMESPACE::Env;
 using ROCKSDB_NAMESPACE::SequenceNumber;
 using ROCKSDB_NAMESPACE::Status;
+
+namespace {
+
+// A WAL file name as RocksDB writes it: decimal digits, ".log".
+bool ParseWalName(const std::string& name, uint64_t* number) {
+  constexpr size_t kSuffix = 4;
+  if (name.size() <= kSuffix ||
+      name.compare(name.size() - kSuffix, kSuffix, ".log") != 0 ||
+      name.size() - kSuffix > 19) {
+    return false;
+  }
+  uint64_t n = 0;
+  for (size_t i = 0; i + kSuffix < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    n = n * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  *number = n;
+  return true;
+}
+
+}  // namespace
 
 CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
                                             SequenceNumber seq) const {
@@ -74,6 +96,27 @@ void FilteredDBImpl::ReleaseArchivedWal(SequenceNumber seq, uint64_t keep) {
     if (!st.ok() && !st.IsNotFound()) {
       Info("cuckoo live filter: cannot delete archived WAL %s: %s",
            files[i]->PathName().c_str(), st.ToString().c_str());
+    }
+  }
+  // Empty files: GetSortedWalFiles does not list them. Each open of the DB
+  // (FilteredDB's or not) makes a WAL file, left empty if nothing is written
+  // to it; RocksDB (7.8.3; from 8.3 at the next open) archives it at the
+  // next flush, where the 100 years of WAL_ttl_seconds would keep it. An
+  // archived file is never written again, and an empty one holds no record
+  // to replay (a binding is never to an empty file).
+  Env* env = db_->GetEnv();
+  std::vector<std::string> archived;
+  if (!env->GetChildren(dir + "/archive", &archived).ok()) return;
+  for (const std::string& name : archived) {
+    uint64_t number = 0;
+    if (!ParseWalName(name, &number) || number == keep) continue;
+    const std::string path = dir + "/archive/" + name;
+    uint64_t size = 0;
+    if (!env->GetFileSize(path, &size).ok() || size != 0) continue;
+    const Status st = env->DeleteFile(path);
+    if (!st.ok() && !st.IsNotFound()) {
+      Info("cuckoo live filter: cannot delete empty archived WAL %s: %s",
+           name.c_str(), st.ToString().c_str());
     }
   }
 }
