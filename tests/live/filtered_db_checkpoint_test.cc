@@ -288,6 +288,43 @@ TEST(FilteredDBCheckpoint, ChainRecordsTheOpenBeforeTheImageIsRead) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// The load judges the identity peeked before DB::Open and uses the image
+// only if it holds those same identity bytes: a file put in its place after
+// the peek (a stale checkpoint of the same DB, one of another DB) is not
+// used, although the peeked one was judged usable.
+TEST(FilteredDBCheckpoint, CheckpointReplacedAfterThePeekIsNotUsed) {
+  for (const bool foreign : {false, true}) {
+    SCOPED_TRACE(foreign ? "another DB's" : "a stale one of the same DB");
+    TempDir dir;
+    const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+    const std::string other = dir.Sub("other"), other_snap = dir.Sub("osnap");
+    const std::string kept = dir.Sub("kept");
+    if (foreign) {
+      ASSERT_NO_FATAL_FAILURE(MakeDb(other, other_snap, 2000));
+      ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 3000));
+      std::filesystem::copy_file(SnapFile(other_snap), kept);
+    } else {
+      ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 2000));
+      std::filesystem::copy_file(SnapFile(snap), kept);
+      // Key(2000) .. Key(2999) are not in the kept image.
+      ASSERT_NO_FATAL_FAILURE(MakeDb(path, snap, 3000));
+    }
+    Pause pause("LoadCheckpoint:BeforeRead");
+    std::unique_ptr<FilteredDB> db;
+    ASSERT_NO_FATAL_FAILURE(OpenWithTheLoadPaused(path, snap, &pause, &db));
+    std::filesystem::copy_file(
+        kept, SnapFile(snap),
+        std::filesystem::copy_options::overwrite_existing);
+    pause.Release();
+    db->WaitForFilterRebuilds();
+    const FilteredDBStats s = Stats(db.get());
+    EXPECT_EQ(s.snapshot_status,
+              "ignored: the checkpoint file changed while the DB was opened");
+    EXPECT_EQ(s.keys_scanned, 3000u);
+    EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  }
+}
+
 // An Open that waits for the load (background_open false) reads and
 // validates the checkpoint while DB::Open runs: what the load installs is
 // the file as it was then (here the file is gone by the time the load

@@ -228,29 +228,34 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
     db.wal_error = found->second.wal_error;
     return db;
   };
-  // This open continues the checkpoint's chain as soon as the identity
-  // peeked before DB::Open is judged usable, before the image is read (a
-  // crash during the read or the decode, tens of ms per million keys, then
-  // leaves the next open the same checkpoint). The image is still checked
-  // below, against that identity; if it fails, the checkpoint is not used
-  // (and the extra entry only makes the next open reject it).
-  if (found != pre_open_.checkpoints.end()) {
-    CheckpointIdentity peeked;
-    std::string unused;
-    if (CheckpointIdentity::Decode(found->second.identity, &peeked, &unused)) {
-      const Judgement j = JudgeCheckpoint(peeked, opening());
-      if (j.verdict == Verdict::kUse ||
-          (j.verdict == Verdict::kReplay && replay_wal_)) {
-        AppendOpen(ChainEntry{peeked.manifest, peeked.wal});
-      }
-    }
+  // The identity peeked before DB::Open is judged once, here: the image
+  // read below is used only if the identity it holds is those same bytes
+  // (a file replaced since the peek is refused), and the judgement is a
+  // function of the identity and of what this open read before DB::Open.
+  if (found == pre_open_.checkpoints.end()) {
+    return refuse("the checkpoint file changed while the DB was opened", false);
   }
+  CheckpointIdentity id;
+  std::string undecodable;
+  const bool decoded =
+      CheckpointIdentity::Decode(found->second.identity, &id, &undecodable);
+  Judgement j;
+  if (decoded) j = JudgeCheckpoint(id, opening());
+  const bool usable =
+      decoded && (j.verdict == Verdict::kUse ||
+                  (j.verdict == Verdict::kReplay && replay_wal_));
+  // This open continues the checkpoint's chain as soon as the identity is
+  // judged usable, before the image is read (a crash during the read or
+  // the decode, tens of ms per million keys, then leaves the next open the
+  // same checkpoint; before the replay too, which may take a while). If the
+  // image is not used after all, the extra entry only makes the next open
+  // reject the checkpoint.
+  if (usable) AppendOpen(ChainEntry{id.manifest, id.wal});
   TestHook("LoadCheckpoint:BeforeRead");
   // Read and validated here, or while DB::Open ran (an Open that waits for
   // the load started it: BeforeOpen).
   DecodedCheckpoint d;
-  if (found != pre_open_.checkpoints.end() && found->second.preload &&
-      found->second.preload->valid()) {
+  if (found->second.preload && found->second.preload->valid()) {
     d = found->second.preload->get();
   } else {
     d = ReadCheckpoint(db_->GetEnv(), path, options_.filter);
@@ -259,29 +264,20 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
   if (s->rebuilder->cancelled()) {
     return Status::Incomplete("FilteredDB: checkpoint load cancelled");
   }
-  std::string why;
-  const std::string& stored = d.identity;
   std::unique_ptr<Builder> builder = std::move(d.builder);
   if (builder == nullptr) return refuse(d.why, true);
-  if (found == pre_open_.checkpoints.end() ||
-      found->second.identity != stored) {
+  if (found->second.identity != d.identity) {
     return refuse("the checkpoint file changed while the DB was opened", false);
   }
-  CheckpointIdentity id;
-  if (!CheckpointIdentity::Decode(stored, &id, &why)) return refuse(why, true);
-  const Judgement j = JudgeCheckpoint(id, opening());
+  if (!decoded) return refuse(undecodable, true);
   if (j.verdict == Verdict::kReject) return refuse(j.why, true);
-  if (j.verdict == Verdict::kReplay && !replay_wal_) {
+  if (!usable) {
     return refuse(
         "stale: " + std::to_string(open_sequence_ - id.sequence) +
             " sequence numbers written after it (the WAL of a TransactionDB "
             "is not replayed: its prepare records)",
         true);
   }
-  // This open continues the checkpoint's chain from here on, if it did not
-  // above (before the replay, which may take a while: a kill during it
-  // leaves the next open the same checkpoint, chain and WAL).
-  AppendOpen(ChainEntry{id.manifest, id.wal});
   std::string used = "used";
   if (j.verdict == Verdict::kReplay) {
     // The writes after X: their filter effects, read back from the WAL
