@@ -367,9 +367,22 @@ class LiveKeyFilter {
   static std::unique_ptr<Builder> DecodeSnapshot(
       const LiveKeyFilterOptions& options, std::string_view data,
       std::string* identity, std::string* why);
+  // The same, from a snapshot of `size` bytes read piece by piece: `read`
+  // fills `dst` with the next up to `n` bytes and sets *got (0 at the end),
+  // or returns false on a read error. Holds 1 MiB of it at a time beside the
+  // table (a file need not be read into memory first); a stream whose length
+  // is not `size` is rejected.
+  using SnapshotReader = std::function<bool(char* dst, size_t n, size_t* got)>;
+  static std::unique_ptr<Builder> DecodeSnapshot(
+      const LiveKeyFilterOptions& options, uint64_t size,
+      const SnapshotReader& read, std::string* identity, std::string* why);
 
  private:
   friend class Checkpoint;
+  // DecodeSnapshot's builder of a decoded table (null: *why is set).
+  static std::unique_ptr<Builder> SnapshotBuilder(
+      const LiveKeyFilterOptions& options,
+      std::unique_ptr<internal::LiveTable> table, std::string* why);
   // Writer side (plugin/core/live/live_key_filter.cc); "Locked": the
   // filter mutex is held.
   bool RequestSplitLocked(std::unique_lock<std::mutex>& lock);

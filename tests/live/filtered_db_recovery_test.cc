@@ -898,6 +898,107 @@ TEST(RecoveryCheckpoint, FileRejectsTruncatedAndFlippedBytes) {
   EXPECT_FALSE(PeekCheckpointIdentity(env, path, &peeked).ok());
 }
 
+// The load decodes the image as it reads it, in reads of at most 1 MiB: the
+// image is never held in memory beside the table (before: one read of the
+// whole file, about table_bytes more at the peak). A read error, and a file
+// that changes size while it is read, are read errors (the checkpoint is
+// kept); damage is the decoder's reason.
+TEST(RecoveryCheckpoint, ImageIsDecodedAsItIsRead) {
+  class CountingEnv : public ROCKSDB_NAMESPACE::EnvWrapper {
+   public:
+    CountingEnv() : EnvWrapper(ROCKSDB_NAMESPACE::Env::Default()) {}
+    Status NewRandomAccessFile(
+        const std::string& f,
+        std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile>* r,
+        const ROCKSDB_NAMESPACE::EnvOptions& o) override {
+      std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile> file;
+      Status s = target()->NewRandomAccessFile(f, &file, o);
+      if (s.ok()) r->reset(new File(std::move(file), this));
+      return s;
+    }
+    Status GetFileSize(const std::string& f, uint64_t* size) override {
+      Status s = target()->GetFileSize(f, size);
+      *size += size_delta;
+      return s;
+    }
+    uint64_t size_delta = 0;  // added to the size GetFileSize reports
+    size_t largest_read = 0;
+    uint64_t bytes = 0;
+    int fail_at = -1;  // the read that fails (-1: none)
+    int reads = 0;
+
+   private:
+    class File : public ROCKSDB_NAMESPACE::RandomAccessFileWrapper {
+     public:
+      File(std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile> f,
+           CountingEnv* env)
+          : RandomAccessFileWrapper(f.get()), file_(std::move(f)), env_(env) {}
+      Status Read(uint64_t offset, size_t n, ROCKSDB_NAMESPACE::Slice* result,
+                  char* scratch) const override {
+        env_->largest_read = std::max(env_->largest_read, n);
+        if (env_->reads++ == env_->fail_at) return Status::IOError("injected");
+        Status s = file_->Read(offset, n, result, scratch);
+        env_->bytes += result->size();
+        return s;
+      }
+
+     private:
+      std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile> file_;
+      CountingEnv* env_;
+    };
+  };
+  TempDir dir;
+  cuckoo::LiveKeyFilterOptions fo;
+  // About 4.6 MB of table.
+  cuckoo::LiveKeyFilter filter(fo, 3u << 20);
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(filter.Insert(cuckoo::HashKey(Key(i))));
+  }
+  const std::string identity = SampleIdentity().Encode();
+  const std::string image = filter.EncodeSnapshot(identity);
+  ASSERT_GT(image.size(), 4u << 20);
+  const std::string path = dir.Sub("CUCKOO_LIVE_FILTER-0");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << image;
+  CountingEnv env;
+  DecodedCheckpoint d = ReadCheckpoint(&env, path, fo);
+  ASSERT_TRUE(d.read.ok()) << d.read.ToString();
+  ASSERT_NE(d.builder, nullptr) << d.why;
+  EXPECT_EQ(d.identity, identity);
+  EXPECT_EQ(d.builder->size(), 5000u);
+  EXPECT_EQ(env.bytes, image.size());
+  EXPECT_LE(env.largest_read, size_t{1} << 20);
+  // Every key is in the decoded table: installed, it answers for them.
+  cuckoo::LiveKeyFilter loaded(fo, 1);
+  loaded.MarkNotReady();
+  cuckoo::LiveKeyFilter::AdoptRebuild(d.builder.get(),
+                                      loaded.BeginRebuildLog());
+  ASSERT_TRUE(loaded.Replace(std::move(d.builder)));
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(loaded.MayContain(cuckoo::HashKey(Key(i)))) << i;
+  }
+  // A failed read: a read error, not a verdict on the file.
+  env.reads = 0;
+  env.fail_at = 2;
+  d = ReadCheckpoint(&env, path, fo);
+  EXPECT_TRUE(d.read.IsIOError()) << d.read.ToString();
+  EXPECT_EQ(d.builder, nullptr);
+  env.fail_at = -1;
+  // The file's size changed between GetFileSize and the reads.
+  env.size_delta = 8;
+  d = ReadCheckpoint(&env, path, fo);
+  EXPECT_TRUE(d.read.IsIOError()) << d.read.ToString();
+  EXPECT_EQ(d.builder, nullptr);
+  env.size_delta = 0;
+  // Damage: the decoder's reason, as for an image in memory.
+  std::string damaged = image;
+  damaged[image.size() / 2] ^= 0x10;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+  d = ReadCheckpoint(&env, path, fo);
+  EXPECT_TRUE(d.read.ok()) << d.read.ToString();
+  EXPECT_EQ(d.builder, nullptr);
+  EXPECT_EQ(d.why, "checksum mismatch");
+}
+
 // The core's side of the background load: a decoded snapshot tied to a
 // rebuild started before it existed receives the writes logged since.
 TEST(RecoveryCore, AdoptedSnapshotReceivesTheWritesLoggedSinceItsTicket) {

@@ -1232,6 +1232,83 @@ TEST(LiveSnapshot, RejectsCorruptionTruncationAndStructuralLies) {
   }
 }
 
+// A snapshot read piece by piece (pieces of any size, as a file or a
+// network stream may deliver them) decodes exactly as one in memory: the
+// same table, identity, or reason, for intact, damaged, truncated and
+// extended images and for resealed lies.
+TEST(LiveSnapshot, DecodedPieceByPieceAsInMemory) {
+  const LiveKeyFilterOptions o = SmallOptions();
+  LiveKeyFilter filter(o, 3000);
+  for (KeyHash h : RandomHashes(2500, 5)) ASSERT_TRUE(filter.Insert(h));
+  const std::string good = Encode(filter, "identity");
+  std::vector<std::string> inputs = {good,
+                                     good.substr(0, 0),
+                                     good.substr(0, 7),
+                                     good.substr(0, 55),
+                                     good.substr(0, 64),
+                                     good.substr(0, good.size() - 8),
+                                     good + "x"};
+  for (size_t pos = 0; pos < good.size(); pos += 211) {
+    std::string bad = good;
+    bad[pos] ^= 0x5a;
+    inputs.push_back(bad);
+  }
+  for (size_t offset : {12, 13, 14, 15, 20, 24, 32, 40, 48 + 8 + 2 + 7}) {
+    std::string bad = good;
+    bad[offset] = static_cast<char>(static_cast<uint8_t>(bad[offset]) ^ 0x81);
+    Reseal(&bad);
+    inputs.push_back(bad);
+  }
+  std::mt19937_64 rng(7);
+  for (const std::string& bytes : inputs) {
+    std::string why, identity;
+    const auto in_memory =
+        LiveKeyFilter::DecodeSnapshot(o, bytes, &identity, &why);
+    for (size_t max_piece : {1, 3, 8, 9, 64, 1000}) {
+      SCOPED_TRACE("size " + std::to_string(bytes.size()) +
+                   ", pieces <= " + std::to_string(max_piece));
+      size_t at = 0;
+      std::string why2, identity2;
+      const auto streamed = LiveKeyFilter::DecodeSnapshot(
+          o, bytes.size(),
+          [&](char* dst, size_t n, size_t* got) {
+            *got =
+                std::min({n, bytes.size() - at, size_t{1} + rng() % max_piece});
+            std::memcpy(dst, bytes.data() + at, *got);
+            at += *got;
+            return true;
+          },
+          &identity2, &why2);
+      ASSERT_EQ(streamed == nullptr, in_memory == nullptr) << why << why2;
+      EXPECT_EQ(why2, why);
+      if (in_memory != nullptr) {
+        EXPECT_EQ(identity2, identity);
+        EXPECT_EQ(streamed->size(), in_memory->size());
+      }
+    }
+  }
+  // A stream of another length than announced: rejected.
+  size_t at = 0;
+  std::string why;
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(
+                o, good.size() + 8,
+                [&](char* dst, size_t n, size_t* got) {
+                  *got = std::min(n, good.size() - at);
+                  std::memcpy(dst, good.data() + at, *got);
+                  at += *got;
+                  return true;
+                },
+                nullptr, &why),
+            nullptr);
+  EXPECT_FALSE(why.empty());
+  // A read error stops the decode.
+  EXPECT_EQ(LiveKeyFilter::DecodeSnapshot(
+                o, good.size(), [](char*, size_t, size_t*) { return false; },
+                nullptr, &why),
+            nullptr);
+  EXPECT_EQ(why, "read error");
+}
+
 // Version 1 (16-bit fingerprints, 4 per bucket) is rejected with a reason.
 TEST(LiveSnapshot, RejectsVersionOne) {
   std::string v1(56 + 16 + 8, '\0');

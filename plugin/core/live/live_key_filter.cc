@@ -840,8 +840,20 @@ std::string LiveKeyFilter::EncodeSnapshot(std::string_view identity) {
 std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
     const LiveKeyFilterOptions& options, std::string_view data,
     std::string* identity, std::string* why) {
-  std::unique_ptr<LiveTable> table =
-      internal::DecodeLiveSnapshot(data, identity, why);
+  return SnapshotBuilder(
+      options, internal::DecodeLiveSnapshot(data, identity, why), why);
+}
+
+std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::DecodeSnapshot(
+    const LiveKeyFilterOptions& options, uint64_t size,
+    const SnapshotReader& read, std::string* identity, std::string* why) {
+  return SnapshotBuilder(
+      options, internal::DecodeLiveSnapshot(size, read, identity, why), why);
+}
+
+std::unique_ptr<LiveKeyFilter::Builder> LiveKeyFilter::SnapshotBuilder(
+    const LiveKeyFilterOptions& options, std::unique_ptr<LiveTable> table,
+    std::string* why) {
   if (table == nullptr) return nullptr;
   const int f = table->layout().fingerprint_bits();
   if (f != options.fingerprint_bits) {

@@ -6,6 +6,7 @@
 #define XXH_STATIC_LINKING_ONLY  // XXH64_state_t on the stack
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -90,89 +91,246 @@ bool LiveSnapshotEncoder::Finish() {
   return ok_;
 }
 
+namespace {
+
+// The decoder's state: the stream is checked as it arrives (at most one
+// piece buffered), and the checks are reported at the end in the order of
+// the format's description (the checksum before any field after the
+// version).
+class StreamDecoder {
+ public:
+  explicit StreamDecoder(uint64_t size) : size_(size) {
+    XXH64_reset(&state_, 0);
+  }
+
+  // Bytes [offset_, offset_ + n) of the stream, without its last 8 bytes.
+  void Body(const char* p, size_t n) {
+    XXH64_update(&state_, p, n);
+    while (n > 0) {
+      size_t used = 0;
+      if (offset_ < kLiveSnapshotHeaderSize) {
+        used = std::min<uint64_t>(n, kLiveSnapshotHeaderSize - offset_);
+        std::memcpy(header_ + offset_, p, used);
+        if (offset_ + used == kLiveSnapshotHeaderSize) ParseHeader();
+      } else if (offset_ < words_begin_) {
+        used = std::min<uint64_t>(n, words_begin_ - offset_);
+        if (keep_identity_) id_.append(p, used);
+      } else if (offset_ < words_end_) {
+        used = std::min<uint64_t>(n, words_end_ - offset_);
+        Words(p, used);
+      } else {
+        used = n;  // beyond the words: the size check rejects it
+      }
+      offset_ += used;
+      p += used;
+      n -= used;
+    }
+  }
+
+  std::unique_ptr<LiveTable> Finish(const char* tail, size_t tail_len,
+                                    std::string* identity, std::string* why) {
+    const uint64_t total = offset_ + tail_len;
+    if (total < kLiveSnapshotHeaderSize + 8) {
+      return Reject(why,
+                    "snapshot too short (" + std::to_string(total) + " bytes)");
+    }
+    const char* h = header_;
+    if (std::memcmp(h, kLiveSnapshotMagic, sizeof(kLiveSnapshotMagic)) != 0) {
+      return Reject(why, "bad magic");
+    }
+    const uint32_t version = LoadLE<uint32_t>(h + 8);
+    if (version == 1) {
+      return Reject(why,
+                    "format version 1 (16-bit fingerprints, 4 per bucket) is "
+                    "no longer read; version 2 is");
+    }
+    if (version != kLiveSnapshotVersion) {
+      return Reject(why, "unknown format version " + std::to_string(version));
+    }
+    if (XXH64_digest(&state_) != LoadLE<uint64_t>(tail)) {
+      return Reject(why, "checksum mismatch");
+    }
+    const int f = LoadLE<uint8_t>(h + 12);
+    const int b = LoadLE<uint8_t>(h + 13);
+    const int tag_bits = LoadLE<uint8_t>(h + 14);
+    const int d = LoadLE<uint8_t>(h + 15);
+    const uint32_t id_len = LoadLE<uint32_t>(h + 20);
+    const uint64_t c = LoadLE<uint64_t>(h + 24);
+    const uint64_t m = LoadLE<uint64_t>(h + 32);
+    const uint64_t entries = LoadLE<uint64_t>(h + 40);
+    if (f < kLiveMinFingerprintBits || f > kLiveMaxFingerprintBits ||
+        b != LiveSlotsPerBucket(f) || tag_bits != kLiveTagBits) {
+      return Reject(why, "unsupported table parameters (f " +
+                             std::to_string(f) + ", b " + std::to_string(b) +
+                             ", T " + std::to_string(tag_bits) + ")");
+    }
+    if (d > LiveMaxLevel(f)) {
+      return Reject(why, "bad level " + std::to_string(d));
+    }
+    if (c < 2 || (c & 1) != 0 || c > kLiveMaxBuckets || (m >> d) != c ||
+        (c << d) != m || m > kLiveMaxBuckets) {
+      return Reject(why, "bad bucket counts (c " + std::to_string(c) + ", m " +
+                             std::to_string(m) + ", d " + std::to_string(d) +
+                             ")");
+    }
+    if (id_len > kMaxSnapshotIdentity) {
+      return Reject(why, "identity too long");
+    }
+    // Every term is bounded (m < 2^32, id_len <= 2^20): no overflow.
+    const uint64_t expected = LiveSnapshotSize(m, id_len);
+    if (expected != total) {
+      return Reject(why, "size " + std::to_string(total) +
+                             " does not match the header (" +
+                             std::to_string(expected) + ")");
+    }
+    if (entries > m * static_cast<uint64_t>(b)) {
+      return Reject(why, "bad entry count");
+    }
+    if (table_ == nullptr) {
+      return Reject(why, alloc_failed_ ? "cannot allocate the table"
+                                       : "snapshot size changed while read");
+    }
+    if (invalid_ != kNone) {
+      return Reject(why, "invalid bucket " + std::to_string(invalid_));
+    }
+    if (table_->size() != entries) {
+      return Reject(why, "entry count " + std::to_string(table_->size()) +
+                             " != header " + std::to_string(entries));
+    }
+    if (identity != nullptr) *identity = std::move(id_);
+    return std::move(table_);
+  }
+
+ private:
+  static constexpr uint64_t kNone = ~uint64_t{0};
+
+  // Where the identity and the words are, and the table, once the header
+  // is in. The table is allocated only for a header whose layout is valid
+  // and whose size is the stream's: a damaged header could ask for up to
+  // 32 GiB, and the checksum is known only at the end.
+  void ParseHeader() {
+    const char* h = header_;
+    const int f = LoadLE<uint8_t>(h + 12);
+    const int d = LoadLE<uint8_t>(h + 15);
+    const uint32_t id_len = LoadLE<uint32_t>(h + 20);
+    const uint64_t c = LoadLE<uint64_t>(h + 24);
+    const uint64_t m = LoadLE<uint64_t>(h + 32);
+    if (id_len > kMaxSnapshotIdentity) return;  // rejected at the end
+    keep_identity_ = true;
+    words_begin_ = kLiveSnapshotHeaderSize + uint64_t{id_len};
+    words_end_ = words_begin_;
+    const bool valid =
+        f >= kLiveMinFingerprintBits && f <= kLiveMaxFingerprintBits &&
+        LoadLE<uint8_t>(h + 13) == LiveSlotsPerBucket(f) &&
+        LoadLE<uint8_t>(h + 14) == kLiveTagBits && d <= LiveMaxLevel(f) &&
+        c >= 2 && (c & 1) == 0 && c <= kLiveMaxBuckets && (m >> d) == c &&
+        (c << d) == m && m <= kLiveMaxBuckets;
+    if (!valid || LiveSnapshotSize(m, id_len) != size_) return;
+    try {
+      layout_ = std::make_unique<LiveLayout>(f, c, d, LoadLE<uint32_t>(h + 16));
+      table_ = std::make_unique<LiveTable>(*layout_);
+    } catch (const std::bad_alloc&) {
+      alloc_failed_ = true;
+      table_.reset();
+      return;
+    }
+    words_end_ = words_begin_ + 8 * m;
+  }
+
+  // Bytes of the words region, at offset_ (a word may span two pieces).
+  void Words(const char* p, size_t n) {
+    uint64_t i = (offset_ - words_begin_) / 8;
+    if (carry_len_ > 0) {
+      const size_t k = std::min<size_t>(n, 8 - carry_len_);
+      std::memcpy(carry_ + carry_len_, p, k);
+      carry_len_ += k;
+      p += k;
+      n -= k;
+      if (carry_len_ < 8) return;
+      Word(i++, LoadLE<uint64_t>(carry_));
+      carry_len_ = 0;
+    }
+    for (; n >= 8; p += 8, n -= 8) Word(i++, LoadLE<uint64_t>(p));
+    std::memcpy(carry_, p, n);
+    carry_len_ = n;
+  }
+
+  void Word(uint64_t i, uint64_t word) {
+    if (invalid_ != kNone) return;
+    if (!layout_->ValidWord(word)) {
+      invalid_ = i;
+      return;
+    }
+    if (word != 0) table_->InitBucket(i, word);
+  }
+
+  const uint64_t size_;
+  XXH64_state_t state_;
+  uint64_t offset_ = 0;
+  char header_[kLiveSnapshotHeaderSize] = {};
+  bool keep_identity_ = false;
+  std::string id_;
+  uint64_t words_begin_ = ~uint64_t{0};
+  uint64_t words_end_ = ~uint64_t{0};
+  std::unique_ptr<LiveLayout> layout_;
+  std::unique_ptr<LiveTable> table_;
+  bool alloc_failed_ = false;
+  uint64_t invalid_ = kNone;
+  char carry_[8] = {};
+  size_t carry_len_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<LiveTable> DecodeLiveSnapshot(uint64_t size,
+                                              const SnapshotSource& source,
+                                              std::string* identity,
+                                              std::string* why) {
+  // Each piece is read after the 8 bytes held back from the previous one
+  // (the stream's last 8 bytes are its checksum, not hashed).
+  constexpr size_t kPiece = size_t{1} << 20;
+  std::unique_ptr<char[]> buf(new char[8 + kPiece]);
+  StreamDecoder decoder(size);
+  size_t held = 0;  // bytes at buf + 8 - held
+  for (;;) {
+    size_t got = 0;
+    if (!source(buf.get() + 8, kPiece, &got)) {
+      return Reject(why, "read error");
+    }
+    if (got == 0) break;
+    const size_t n = held + got;
+    char* begin = buf.get() + 8 - held;
+    if (n > 8) {
+      decoder.Body(begin, n - 8);
+      std::memmove(buf.get(), begin + n - 8, 8);
+      held = 8;
+    } else {
+      std::memmove(buf.get() + 8 - n, begin, n);
+      held = n;
+    }
+  }
+  char tail[8] = {};
+  std::memcpy(tail, buf.get() + 8 - held, held);
+  if (held < 8) {
+    // Too short for a checksum (then also for a header: rejected as such).
+    return decoder.Finish(tail, held, identity, why);
+  }
+  return decoder.Finish(tail, 8, identity, why);
+}
+
 std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
                                               std::string* identity,
                                               std::string* why) {
-  if (data.size() < kLiveSnapshotHeaderSize + 8) {
-    return Reject(
-        why, "snapshot too short (" + std::to_string(data.size()) + " bytes)");
-  }
-  const char* p = data.data();
-  if (std::memcmp(p, kLiveSnapshotMagic, sizeof(kLiveSnapshotMagic)) != 0) {
-    return Reject(why, "bad magic");
-  }
-  const uint32_t version = LoadLE<uint32_t>(p + 8);
-  if (version == 1) {
-    return Reject(why,
-                  "format version 1 (16-bit fingerprints, 4 per bucket) is "
-                  "no longer read; version 2 is");
-  }
-  if (version != kLiveSnapshotVersion) {
-    return Reject(why, "unknown format version " + std::to_string(version));
-  }
-  const uint64_t stored_sum = LoadLE<uint64_t>(p + data.size() - 8);
-  if (XXH64(p, data.size() - 8, 0) != stored_sum) {
-    return Reject(why, "checksum mismatch");
-  }
-  const int f = LoadLE<uint8_t>(p + 12);
-  const int b = LoadLE<uint8_t>(p + 13);
-  const int tag_bits = LoadLE<uint8_t>(p + 14);
-  const int d = LoadLE<uint8_t>(p + 15);
-  const uint32_t seed = LoadLE<uint32_t>(p + 16);
-  const uint32_t id_len = LoadLE<uint32_t>(p + 20);
-  const uint64_t c = LoadLE<uint64_t>(p + 24);
-  const uint64_t m = LoadLE<uint64_t>(p + 32);
-  const uint64_t entries = LoadLE<uint64_t>(p + 40);
-  if (f < kLiveMinFingerprintBits || f > kLiveMaxFingerprintBits ||
-      b != LiveSlotsPerBucket(f) || tag_bits != kLiveTagBits) {
-    return Reject(why, "unsupported table parameters (f " + std::to_string(f) +
-                           ", b " + std::to_string(b) + ", T " +
-                           std::to_string(tag_bits) + ")");
-  }
-  if (d > LiveMaxLevel(f)) {
-    return Reject(why, "bad level " + std::to_string(d));
-  }
-  if (c < 2 || (c & 1) != 0 || c > kLiveMaxBuckets || (m >> d) != c ||
-      (c << d) != m || m > kLiveMaxBuckets) {
-    return Reject(why, "bad bucket counts (c " + std::to_string(c) + ", m " +
-                           std::to_string(m) + ", d " + std::to_string(d) +
-                           ")");
-  }
-  if (id_len > kMaxSnapshotIdentity) {
-    return Reject(why, "identity too long");
-  }
-  // Every term is bounded (m < 2^32, id_len <= 2^20): no overflow.
-  const uint64_t expected = LiveSnapshotSize(m, id_len);
-  if (expected != data.size()) {
-    return Reject(why, "size " + std::to_string(data.size()) +
-                           " does not match the header (" +
-                           std::to_string(expected) + ")");
-  }
-  const LiveLayout layout(f, c, d, seed);
-  if (entries > m * static_cast<uint64_t>(b)) {
-    return Reject(why, "bad entry count");
-  }
-  const char* q = p + kLiveSnapshotHeaderSize;
-  const char* words = q + id_len;
-  std::unique_ptr<LiveTable> table;
-  try {
-    table = std::make_unique<LiveTable>(layout);
-  } catch (const std::bad_alloc&) {
-    return Reject(why, "cannot allocate the table");
-  }
-  for (uint64_t i = 0; i < m; ++i) {
-    const uint64_t word = LoadLE<uint64_t>(words + 8 * i);
-    if (!layout.ValidWord(word)) {
-      return Reject(why, "invalid bucket " + std::to_string(i));
-    }
-    if (word != 0) table->InitBucket(i, word);
-  }
-  if (table->size() != entries) {
-    return Reject(why, "entry count " + std::to_string(table->size()) +
-                           " != header " + std::to_string(entries));
-  }
-  if (identity != nullptr) identity->assign(q, id_len);
-  return table;
+  size_t at = 0;
+  return DecodeLiveSnapshot(
+      data.size(),
+      [&](char* dst, size_t n, size_t* got) {
+        *got = std::min(n, data.size() - at);
+        std::memcpy(dst, data.data() + at, *got);
+        at += *got;
+        return true;
+      },
+      identity, why);
 }
 
 }  // namespace internal

@@ -87,6 +87,20 @@ std::unique_ptr<LiveTable> DecodeLiveSnapshot(std::string_view data,
                                               std::string* identity,
                                               std::string* why);
 
+// Fills `dst` with the next up to `n` bytes of a snapshot and sets *got;
+// *got == 0 at its end. False: a read error (the decode stops).
+using SnapshotSource = std::function<bool(char* dst, size_t n, size_t* got)>;
+// The same, from a snapshot read piece by piece (1 MiB buffered beside the
+// table; the same checks and reasons). `size` is the snapshot's size as the
+// caller knows it (e.g. its file's): the table is allocated as soon as the
+// header is in only if the header's size is that one (the checksum is known
+// at the end only, and a damaged header could ask for 32 GiB); a stream of
+// another length is rejected.
+std::unique_ptr<LiveTable> DecodeLiveSnapshot(uint64_t size,
+                                              const SnapshotSource& source,
+                                              std::string* identity,
+                                              std::string* why);
+
 }  // namespace internal
 }  // namespace cuckoo
 

@@ -166,53 +166,44 @@ std::vector<std::string> FormatChain(const std::vector<ChainEntry>& chain) {
   return lines;
 }
 
-namespace {
-
-// The whole file, through one open file (as ReadFileToString), but in one
-// read of the size the file has when opened (ReadFileToString reads 8 KiB
-// at a time into a string that grows by doubling: a third of the load's
-// CPU time for a 28 MB image). A file that grows meanwhile is read to its
-// end all the same. The buffer is not zeroed first.
-Status ReadWholeFile(Env* env, const std::string& path,
-                     std::unique_ptr<char[]>* buf, size_t* size) {
-  *size = 0;
-  std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile> file;
-  Status s =
-      env->NewRandomAccessFile(path, &file, ROCKSDB_NAMESPACE::EnvOptions());
-  if (!s.ok()) return s;
-  uint64_t hint = 0;
-  if (!env->GetFileSize(path, &hint).ok()) hint = 0;
-  // One byte more than the hint: a read that returns less is at the end.
-  size_t capacity = static_cast<size_t>(std::min<uint64_t>(hint, 1u << 30)) + 1;
-  buf->reset(new char[capacity]);
-  for (;;) {
-    if (*size == capacity) {
-      std::unique_ptr<char[]> bigger(new char[capacity * 2]);
-      memcpy(bigger.get(), buf->get(), *size);
-      *buf = std::move(bigger);
-      capacity *= 2;
-    }
-    Slice got;
-    char* dst = buf->get() + *size;
-    s = file->Read(*size, capacity - *size, &got, dst);
-    if (!s.ok()) return s;
-    if (got.empty()) return Status::OK();
-    if (got.data() != dst) memmove(dst, got.data(), got.size());
-    *size += got.size();
-  }
-}
-
-}  // namespace
-
 DecodedCheckpoint ReadCheckpoint(Env* env, const std::string& path,
                                  const cuckoo::LiveKeyFilterOptions& options) {
+  // Decoded as it is read, 1 MiB at a time, through one open file: the
+  // image is not held in memory beside the table it is decoded into (and
+  // not read 8 KiB at a time into a string that grows by doubling, as
+  // ReadFileToString does).
   DecodedCheckpoint d;
-  std::unique_ptr<char[]> data;
-  size_t size = 0;
-  d.read = ReadWholeFile(env, path, &data, &size);
-  if (d.read.ok()) {
-    d.builder = cuckoo::LiveKeyFilter::DecodeSnapshot(
-        options, std::string_view(data.get(), size), &d.identity, &d.why);
+  std::unique_ptr<ROCKSDB_NAMESPACE::RandomAccessFile> file;
+  d.read =
+      env->NewRandomAccessFile(path, &file, ROCKSDB_NAMESPACE::EnvOptions());
+  if (!d.read.ok()) return d;
+  uint64_t size = 0;
+  d.read = env->GetFileSize(path, &size);
+  if (!d.read.ok()) return d;
+  uint64_t offset = 0;
+  d.builder = cuckoo::LiveKeyFilter::DecodeSnapshot(
+      options, size,
+      [&](char* dst, size_t n, size_t* got) {
+        Slice piece;
+        d.read = file->Read(offset, n, &piece, dst);
+        if (!d.read.ok()) return false;
+        if (piece.size() > n) {
+          d.read = Status::IOError("read returned more than asked");
+          return false;
+        }
+        if (piece.data() != dst) memmove(dst, piece.data(), piece.size());
+        *got = piece.size();
+        offset += piece.size();
+        return true;
+      },
+      &d.identity, &d.why);
+  if (d.read.ok() && offset != size) {
+    // Replaced or rewritten since GetFileSize (a rename after the file was
+    // opened, or in place): not this file's verdict.
+    d.builder.reset();
+    d.read = Status::IOError("the checkpoint file changed while it was read (" +
+                             std::to_string(size) + " bytes, read " +
+                             std::to_string(offset) + ")");
   }
   return d;
 }
