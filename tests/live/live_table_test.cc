@@ -348,6 +348,81 @@ TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
 }
 
 namespace {
+// A hash whose place in `layout` is buckets (i1, i2), with a fingerprint
+// not in *used (added to it).
+uint64_t HashAt(const LiveLayout& layout, uint64_t i1, uint64_t i2,
+                std::mt19937_64* rng, std::vector<uint32_t>* used) {
+  for (;;) {
+    const uint64_t h = (*rng)();
+    const LivePlace p = layout.Place(h);
+    if (p.i1 != i1 || p.i2 != i2) continue;
+    if (std::find(used->begin(), used->end(), p.pattern) != used->end())
+      continue;
+    used->push_back(p.pattern);
+    return h;
+  }
+}
+struct RelocateBetweenLoads {
+  LiveTable* table;
+  uint64_t x;
+  int runs = 0;
+};
+void InsertBetweenLoads(void* arg) {
+  auto* w = static_cast<RelocateBetweenLoads*>(arg);
+  if (w->runs++ != 0) return;
+  ASSERT_TRUE(w->table->Insert(w->x));
+}
+}  // namespace
+
+// K (buckets P = 0, A = 1) is stored in A. A reader of K loads P, then (in
+// the hook, between its two loads) the writer inserts X, whose buckets 1 and
+// 2 are full: its cuckoo path moves K from A to P (bucket 0 has room) and
+// puts X where K was. The reader then loads A: neither load sees K. The
+// move must invalidate the reader through the version stripe of K's pair
+// {0, 1} (a stripe of the other buckets on the path would not). 4 buckets,
+// deterministic.
+TEST(LiveTable, ReaderSeesFingerprintRelocatedBetweenItsLoads) {
+  const LiveLayout layout(12, 4, 0, 0);
+  LiveTable table(layout);
+  std::mt19937_64 rng(3);
+  std::vector<uint32_t> used;
+  // F0 in bucket 0 first (pair {0, 3}, tie: primary), so that K, whose
+  // primary is 0, goes to the less loaded A = 1 (slot 0).
+  ASSERT_TRUE(table.Insert(HashAt(layout, 0, 3, &rng, &used)));
+  const uint64_t k = HashAt(layout, 0, 1, &rng, &used);
+  ASSERT_TRUE(table.Insert(k));
+  // Buckets 2 and 3 full (pair {2, 3}), then bucket 1 full (pair {1, 2}).
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(table.Insert(HashAt(layout, 2, 3, &rng, &used)));
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(table.Insert(HashAt(layout, 1, 2, &rng, &used)));
+  const uint32_t pattern = layout.Place(k).pattern;
+  auto holds = [&](uint32_t b) {
+    return layout.Match(table.LoadBucket(b), pattern);
+  };
+  ASSERT_FALSE(holds(0));
+  ASSERT_EQ(layout.Slot(table.LoadBucket(1), 0), pattern);
+  ASSERT_EQ(layout.EmptySlot(table.LoadBucket(1)), -1);
+  ASSERT_EQ(layout.EmptySlot(table.LoadBucket(2)), -1);
+
+  RelocateBetweenLoads w{&table, HashAt(layout, 1, 2, &rng, &used)};
+  const uint64_t relocations = table.relocations();
+  LiveTable::test_between_loads_arg = &w;
+  LiveTable::test_between_loads = &InsertBetweenLoads;
+  uint64_t retries = 0;
+  const bool found = table.Contains(k, &retries);
+  LiveTable::test_between_loads = nullptr;
+  LiveTable::test_between_loads_arg = nullptr;
+  // K moved 1 -> 0 while the reader was between 0 and 1.
+  EXPECT_EQ(table.relocations(), relocations + 1);
+  EXPECT_TRUE(holds(0));
+  EXPECT_FALSE(holds(1));
+  EXPECT_TRUE(found) << "false negative: live item K not found";
+  EXPECT_GE(retries, 1u);
+  EXPECT_EQ(w.runs, 2) << "one retry after the interleaved insert";
+}
+
+namespace {
 // Inside a reader's read section (between its two bucket loads), another
 // thread replaces the filter's table. Replace must not return (free the old
 // table) before the reader left its section.

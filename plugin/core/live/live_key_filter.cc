@@ -111,10 +111,10 @@ namespace internal {
 
 // Reader statistics of the threads whose ReaderSlot index maps here.
 // Updated with a relaxed load and store (not a read-modify-write): exact
-// while each reading thread has its own stripe.
+// while each reading thread has its own stripe. A lookup bumps one counter,
+// answers[its answer] (lookups = the sum).
 struct alignas(64) ReaderCounters {
-  std::atomic<uint64_t> lookups{0};
-  std::atomic<uint64_t> absent{0};
+  std::atomic<uint64_t> answers[2] = {{0}, {0}};  // [0] absent, [1] may be
   std::atomic<uint64_t> retries{0};
 };
 constexpr uint32_t kCounterStripes = 64;
@@ -297,15 +297,14 @@ LiveKeyFilter::Answer LiveKeyFilter::Probe(KeyHash hash) const {
   ReadSection section;
   const uintptr_t published = published_.load(std::memory_order_acquire);
   if ((published & kNotReady) != 0) return Answer::kNotReady;
-  const LiveTable* table = TableOf(published);
-  uint64_t retries = 0;
-  const bool result = table->Contains(hash.value, &retries);
   ReaderCounters& c =
       counters_[section.index() & (internal::kCounterStripes - 1)];
-  internal::Bump(&c.lookups, 1);
-  if (!result) internal::Bump(&c.absent, 1);
-  if (retries != 0) internal::Bump(&c.retries, retries);
-  return result ? Answer::kMayContain : Answer::kAbsent;
+  const bool result = TableOf(published)->Contains(hash.value, &c.retries);
+  internal::Bump(&c.answers[result], 1);
+  static_assert(static_cast<int>(Answer::kAbsent) == 0 &&
+                    static_cast<int>(Answer::kMayContain) == 1,
+                "Answer values index ReaderCounters::answers");
+  return static_cast<Answer>(result);
 }
 
 bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
@@ -316,16 +315,13 @@ bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
     for (size_t k = 0; k < n; ++k) out[k] = true;
     return false;
   }
-  const LiveTable* table = TableOf(published);
-  uint64_t retries = 0;
-  table->ContainsBatch(hashes, n, out, &retries);
-  uint64_t absent = 0;
-  for (size_t k = 0; k < n; ++k) absent += !out[k];
   ReaderCounters& c =
       counters_[section.index() & (internal::kCounterStripes - 1)];
-  internal::Bump(&c.lookups, n);
-  internal::Bump(&c.absent, absent);
-  if (retries != 0) internal::Bump(&c.retries, retries);
+  TableOf(published)->ContainsBatch(hashes, n, out, &c.retries);
+  uint64_t absent = 0;
+  for (size_t k = 0; k < n; ++k) absent += !out[k];
+  internal::Bump(&c.answers[0], absent);
+  internal::Bump(&c.answers[1], n - absent);
   return true;
 }
 
@@ -389,8 +385,11 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   s.relocations += st.retired_relocations.load(std::memory_order_relaxed);
   s.last_split_micros = st.last_split_micros.load(std::memory_order_relaxed);
   for (uint32_t k = 0; k < internal::kCounterStripes; ++k) {
-    s.lookups += counters_[k].lookups.load(std::memory_order_relaxed);
-    s.absent += counters_[k].absent.load(std::memory_order_relaxed);
+    const uint64_t absent =
+        counters_[k].answers[0].load(std::memory_order_relaxed);
+    s.lookups +=
+        absent + counters_[k].answers[1].load(std::memory_order_relaxed);
+    s.absent += absent;
     s.read_retries += counters_[k].retries.load(std::memory_order_relaxed);
   }
   s.split_in_progress = splitting();

@@ -86,13 +86,16 @@ class LiveLayout {
         d_(level),
         c_(static_cast<uint32_t>(base_buckets)),
         seed_(seed),
+        shift_(64 - fingerprint_bits),
         slot_mask_((uint32_t{1} << fingerprint_bits) - 1),
+        g_max_(slot_mask_ - 1),
         low_mask_((uint32_t{1} << level) - 1) {
     for (int j = 0; j < b_; ++j) lane_ones_ |= uint64_t{1} << (j * f_);
     lane_highs_ = lane_ones_ << (f_ - 1);
     for (uint32_t t = 0; t < kLiveTags; ++t) {
-      // Odd, in [1, c - 1] (c even).
-      r_[t] = FastRange32(Mix32(t * 0x9e3779b9u ^ seed), c_) | 1;
+      // r(t): odd, in [1, c - 1] (c even). Stored as c - r(t), in [1, c - 1].
+      const uint32_t r = FastRange32(Mix32(t * 0x9e3779b9u ^ seed), c_) | 1;
+      c_minus_r_[t] = c_ - r;
     }
   }
 
@@ -110,12 +113,17 @@ class LiveLayout {
   LiveLayout Split() const { return LiveLayout(f_, c_, d_ + 1, seed_); }
 
   LivePlace Place(uint64_t hash) const {
-    uint32_t g = static_cast<uint32_t>(hash >> (64 - f_));
-    g -= static_cast<uint32_t>(g == slot_mask_);
+    // G, with 2^f - 1 replaced by 2^f - 2: min(G, 2^f - 2).
+    uint32_t g = static_cast<uint32_t>(hash >> shift_);
+    g = g < g_max_ ? g : g_max_;
     const uint32_t a1 = FastRange32(static_cast<uint32_t>(hash), c_);
-    const uint32_t a2 = Alt(a1, g >> (f_ - kLiveTagBits));
+    // The tag, the top T bits of G, is the top T bits of the hash: the
+    // substitution above changes only G's lowest bit (f > T).
+    const uint32_t a2 =
+        Alt(a1, static_cast<uint32_t>(hash >> (64 - kLiveTagBits)));
     const uint64_t base = uint64_t{g & low_mask_} * c_;
-    return LivePlace{base + a1, base + a2, (~g & slot_mask_) | low_mask_};
+    // ~G within f bits: G ^ (2^f - 1), as G < 2^f.
+    return LivePlace{base + a1, base + a2, (g ^ slot_mask_) | low_mask_};
   }
 
   // The other bucket of the entry with stored value `slot` in bucket i.
@@ -185,9 +193,11 @@ class LiveLayout {
 
  private:
   uint32_t Alt(uint32_t a, uint32_t tag) const {
-    // c - a in [1, c], minus r in [1, c - 1]: in (-c, c).
-    const int64_t x = int64_t{c_} - a - r_[tag];
-    return static_cast<uint32_t>(x < 0 ? x + c_ : x);
+    // (c - a - r) mod c = (c - r) - a, plus c if negative: c - r in
+    // [1, c - 1] and a in [0, c).
+    const uint32_t cr = c_minus_r_[tag];
+    const uint32_t x = cr - a;
+    return cr < a ? x + c_ : x;
   }
 
   int f_ = 0;
@@ -195,11 +205,13 @@ class LiveLayout {
   int d_ = 0;
   uint32_t c_ = 0;
   uint32_t seed_ = 0;
+  int shift_ = 0;  // 64 - f
   uint32_t slot_mask_ = 0;
+  uint32_t g_max_ = 0;  // 2^f - 2: the largest G used
   uint32_t low_mask_ = 0;
   uint64_t lane_ones_ = 0;
   uint64_t lane_highs_ = 0;
-  uint32_t r_[kLiveTags] = {};
+  uint32_t c_minus_r_[kLiveTags] = {};
 };
 
 }  // namespace internal

@@ -189,13 +189,15 @@ bool LiveTable::SearchAndInsert(const LivePlace& p) {
   path_bucket[len] = target_bucket;
   path_slot[len] = static_cast<uint8_t>(target_slot);
 
-  // Seqlock write side: every stripe the path touches goes odd, the moves
-  // run from the empty end back to the candidate bucket (each entry is
-  // copied before its old slot is overwritten), then the stripes go even.
-  uint32_t stripes[kMaxPathLength + 1];
+  // Seqlock write side: the stripe of every pair an entry moves in goes
+  // odd, the moves run from the empty end back to the candidate bucket (each
+  // entry is copied before its old slot is overwritten), then the stripes go
+  // even.
+  uint32_t stripes[kMaxPathLength];
   int num_stripes = 0;
-  for (int k = 0; k <= len; ++k) {
-    const uint32_t s = Stripe(path_bucket[k]);
+  for (int k = 0; k < len; ++k) {
+    // The entry moving from bucket[k] to bucket[k + 1]: its pair.
+    const uint32_t s = PairStripe(path_bucket[k], path_bucket[k + 1]);
     bool dup = false;
     for (int t = 0; t < num_stripes; ++t) dup |= stripes[t] == s;
     if (!dup) stripes[num_stripes++] = s;
@@ -243,11 +245,10 @@ bool LiveTable::Erase(uint64_t hash) {
         // Another copy of this fingerprint may stand for a live item and may
         // have been inserted into the other bucket after a reader loaded it:
         // removing this copy must invalidate such a reader (see the header).
-        uint32_t stripes[2] = {Stripe(p.i1), Stripe(p.i2)};
-        const int n = stripes[0] == stripes[1] ? 1 : 2;
-        BeginWrite(stripes, n);
+        const uint32_t stripe = PairStripe(p.i1, p.i2);
+        BeginWrite(&stripe, 1);
         Store(bucket, layout_.WithSlot(word, j, 0), std::memory_order_relaxed);
-        EndWrite(stripes, n);
+        EndWrite(&stripe, 1);
         Count(bucket, -1);
         return true;
       }

@@ -12,20 +12,25 @@
 // - Readers load the two buckets with relaxed atomic loads. A match is
 //   always a safe answer ("may contain"): fingerprints are only ever written
 //   for items that are present.
-// - Before answering "absent" a reader re-checks the version counters of the
-//   stripes of both buckets (seqlock; plain loads of a 8 KiB array). The
-//   writer makes the counters odd around every relocation (an entry moving
-//   from one of its buckets to the other), so a reader that raced with a
-//   move retries instead of missing the entry between its two bucket loads.
+// - Before answering "absent" a reader re-checks the version counter of the
+//   stripe of its bucket pair (seqlock; plain loads of a 8 KiB array; the
+//   stripe is a symmetric function of the two bucket indexes). Only entries
+//   of that pair can match: the compared slot value holds the tag, which
+//   fixes an entry's alternate bucket, so an entry equal to the reader's
+//   pattern in one of its buckets has the other as its alternate. The
+//   writer makes the counter of an entry's pair odd around every relocation
+//   (the entry moving from one of its buckets to the other), so a reader
+//   that raced with a move of a matching entry retries instead of missing
+//   it between its two bucket loads; moves in other pairs cannot hide it.
 // - Inserting into an empty slot needs no version change: publishing a new
 //   entry hides nothing.
-// - Erasing DOES bump the stripes of both buckets. Copies of one fingerprint
-//   in the two buckets of a pair are interchangeable: if another item with
-//   the same fingerprint and bucket pair is inserted into the bucket a reader
-//   already loaded and then erased from the bucket it loads next (removing
-//   the copy that stood for a live item), the live item's fingerprint moved
-//   between the reader's two loads without any relocation. The version bump
-//   makes that reader retry.
+// - Erasing DOES bump the stripe of the erased item's pair. Copies of one
+//   fingerprint in the two buckets of a pair are interchangeable: if another
+//   item with the same fingerprint and bucket pair is inserted into the
+//   bucket a reader already loaded and then erased from the bucket it loads
+//   next (removing the copy that stood for a live item), the live item's
+//   fingerprint moved between the reader's two loads without any
+//   relocation. The version bump makes that reader retry.
 // - Inserts find a complete cuckoo path to an empty slot by breadth-first
 //   search first, then execute it from the empty end, so a failed insert
 //   leaves the table unchanged and there is never a displaced "victim".
@@ -52,6 +57,13 @@
 #include "cuckoo/cuckoo_filter.h"  // KeyHash
 #include "live/live_layout.h"
 #include "util/table_memory.h"
+
+#if defined(__GNUC__)
+// Out of line and laid out away from the hot code.
+#define CUCKOO_LIVE_COLD __attribute__((noinline, cold))
+#else
+#define CUCKOO_LIVE_COLD
+#endif
 
 namespace cuckoo {
 namespace internal {
@@ -87,16 +99,20 @@ class LiveTable {
   const LiveLayout& layout() const { return layout_; }
 
   // True if the item may be present. Lock-free; retries (counted in
-  // *retries) only when a relocation or erase raced with a negative answer.
-  // Inline: the hash arithmetic, two stripe loads (L1/L2), two bucket loads
-  // and the SWAR compare, so that consecutive probes overlap their misses.
-  bool Contains(uint64_t hash, uint64_t* retries) const {
+  // *retries: a uint64_t, or a reader's relaxed counter) only when a
+  // relocation or erase in the item's pair raced with a negative answer.
+  // Inline: the hash arithmetic, two loads of the pair's stripe (L1/L2), two
+  // bucket loads and the SWAR compare, so that consecutive probes overlap
+  // their misses.
+  template <typename Counter>
+  bool Contains(uint64_t hash, Counter* retries) const {
     return ContainsAt(layout_.Place(hash), retries);
   }
   // out[k] = Contains(hashes[k]); keeps the buckets of the next 16 keys in
   // flight (rolling prefetch).
+  template <typename Counter>
   void ContainsBatch(const KeyHash* hashes, size_t n, bool* out,
-                     uint64_t* retries) const {
+                     Counter* retries) const {
     constexpr size_t kAhead = 16;
     LivePlace places[kAhead];
     auto prepare = [&](size_t k) {
@@ -186,34 +202,58 @@ class LiveTable {
 #endif
 
  private:
-  bool ContainsAt(const LivePlace& p, uint64_t* retries) const {
-    const uint32_t s1 = Stripe(p.i1);
-    const uint32_t s2 = Stripe(p.i2);
+  // One optimistic read; a read that raced a move or an erase (rare)
+  // retries out of line, so the inline path holds no loop.
+  template <typename Counter>
+  bool ContainsAt(const LivePlace& p, Counter* retries) const {
+    const int r = TryContains(p);
+    if (__builtin_expect(r != kRaced, 1)) return r == kPresent;
+    // Scalars, not the place's address: the inline path keeps it in
+    // registers.
+    return ContainsRetry(p.i1, p.i2, p.pattern, retries);
+  }
+  enum : int { kAbsent = 0, kPresent = 1, kRaced = 2 };
+  int TryContains(const LivePlace& p) const {
+    // Local copies of the array addresses: the acquire loads below would
+    // otherwise make the compiler reload them from the table.
+    const std::atomic<uint64_t>* const versions = versions_.get();
+    const std::atomic<uint64_t>* const buckets = buckets_.get();
+    const uint32_t s = PairStripe(p.i1, p.i2);
+    const uint64_t v = versions[s].load(std::memory_order_acquire);
+    const uint64_t w1 = buckets[p.i1].load(std::memory_order_relaxed);
+    RaceWindow();
+    const uint64_t w2 = buckets[p.i2].load(std::memory_order_relaxed);
+    // A fingerprint is only ever present for a present item: a match
+    // needs no validation.
+    if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
+      return kPresent;
+    }
+    // Seqlock read side: the bucket loads above happen before this re-read,
+    // so a relocation or erase in this pair that overlapped them changed
+    // the version (or one was running: odd). One branch for both checks.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const uint64_t raced =
+        (v & 1) | (versions[s].load(std::memory_order_relaxed) ^ v);
+    return raced == 0 ? kAbsent : kRaced;
+  }
+  template <typename Counter>
+  CUCKOO_LIVE_COLD bool ContainsRetry(uint64_t i1, uint64_t i2,
+                                      uint32_t pattern,
+                                      Counter* retries) const {
+    const LivePlace p{i1, i2, pattern};
     for (;;) {
-      const uint64_t v1 = versions_[s1].load(std::memory_order_acquire);
-      const uint64_t v2 = versions_[s2].load(std::memory_order_acquire);
-      const uint64_t w1 = buckets_[p.i1].load(std::memory_order_relaxed);
-      RaceWindow();
-      const uint64_t w2 = buckets_[p.i2].load(std::memory_order_relaxed);
-      // A fingerprint is only ever present for a present item: a match
-      // needs no validation.
-      if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
-        return true;
-      }
-      // Seqlock read side: the bucket loads above happen before these
-      // re-reads, so a relocation or erase that overlapped them changed a
-      // version.
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (((v1 | v2) & 1) == 0 &&
-          versions_[s1].load(std::memory_order_relaxed) == v1 &&
-          versions_[s2].load(std::memory_order_relaxed) == v2) {
-        return false;
-      }
-      ++*retries;
+      AddRetry(retries);
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
+      const int r = TryContains(p);
+      if (r != kRaced) return r == kPresent;
     }
+  }
+  static void AddRetry(uint64_t* retries) { ++*retries; }
+  static void AddRetry(std::atomic<uint64_t>* retries) {
+    retries->store(retries->load(std::memory_order_relaxed) + 1,
+                   std::memory_order_relaxed);
   }
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
   // Test builds only: widens the window between a reader's two bucket loads
@@ -235,8 +275,12 @@ class LiveTable {
 #else
   static void RaceWindow() {}
 #endif
-  uint32_t Stripe(uint64_t bucket) const {
-    return static_cast<uint32_t>(bucket) & (kStripes - 1);
+  // The stripe of a bucket pair (symmetric: either order). Only entries
+  // of the pair {i1, i2} can match a lookup whose buckets they are (the
+  // compared slot value holds the tag, which fixes the alternate bucket), so
+  // a move or erase needs to invalidate only the readers of its own pair.
+  static uint32_t PairStripe(uint64_t i1, uint64_t i2) {
+    return static_cast<uint32_t>(i1 ^ i2) & (kStripes - 1);
   }
   bool SearchAndInsert(const LivePlace& p);
   // Every bucket write goes through here (frozen views first).

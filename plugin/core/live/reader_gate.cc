@@ -67,7 +67,18 @@ class Registry {
       in_use_.push_back(false);
     }
     in_use_[index] = true;
+    slots_[index]->fence.store(
+        !reader_gate_detail::light_readers.load(std::memory_order_relaxed),
+        std::memory_order_relaxed);
     return slots_[index].get();
+  }
+
+  // Every slot's sections fence themselves (or not) from now on.
+  void SetFences(bool fence) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& slot : slots_) {
+      slot->fence.store(fence, std::memory_order_relaxed);
+    }
   }
 
   void Release(ReaderSlot* slot) {
@@ -149,9 +160,10 @@ bool ReadersUseMembarrier() {
 }
 
 void SetReaderFencesForTesting(bool use_membarrier) {
-  Registry::Get();
-  reader_gate_detail::light_readers.store(
-      use_membarrier && RegisterMembarrier(), std::memory_order_relaxed);
+  Registry& registry = Registry::Get();
+  const bool light = use_membarrier && RegisterMembarrier();
+  reader_gate_detail::light_readers.store(light, std::memory_order_relaxed);
+  registry.SetFences(!light);
 }
 
 }  // namespace internal

@@ -44,6 +44,11 @@ struct alignas(64) ReaderSlot {
   // Odd inside a read section; written only by the owning thread.
   std::atomic<uint64_t> state{0};
   uint32_t index = 0;
+  // The sections of this slot fence themselves (no membarrier): set from
+  // the registry's mode when the slot is handed out (and by
+  // SetReaderFencesForTesting), read by the owner (one load, in the slot's
+  // line, instead of a global's).
+  std::atomic<bool> fence{false};
 };
 
 #if defined(__GNUC__) && defined(__linux__)
@@ -81,9 +86,7 @@ class ReadSection {
   ReadSection() : slot_(ThisThreadReaderSlot()) {
     state_ = slot_->state.load(std::memory_order_relaxed) + 1;
     slot_->state.store(state_, std::memory_order_relaxed);
-    if (__builtin_expect(
-            reader_gate_detail::light_readers.load(std::memory_order_relaxed),
-            1)) {
+    if (__builtin_expect(!slot_->fence.load(std::memory_order_relaxed), 1)) {
       // Keeps the compiler from moving the section's loads above the store;
       // the CPU may, which the writer's membarrier accounts for.
       std::atomic_signal_fence(std::memory_order_seq_cst);
