@@ -161,9 +161,15 @@ class BlockedBuilder {
         static_cast<uint32_t>(((uint64_t{nblocks} - 1) >> range_bits) + 1);
     std::vector<uint32_t>& cursor = sc_.range_starts;
     cursor.assign(size_t{num_ranges} + 1, 0);
+    // Loop bounds and the block count in locals: the stores through the
+    // cursors could alias them, and the compiler reloaded them per hash.
+    const uint32_t nb = nblocks;
     for (size_t s = 0; s < num_spans; ++s) {
-      for (size_t k = 0; k < spans[s].size; ++k) {
-        ++cursor[(BlockOf(spans[s].data[k]) >> range_bits) + 1];
+      const uint64_t* data = spans[s].data;
+      const size_t size = spans[s].size;
+      uint32_t* counts = cursor.data() + 1;
+      for (size_t k = 0; k < size; ++k) {
+        ++counts[BlockOf(data[k], nb) >> range_bits];
       }
     }
     for (uint32_t r = 0; r < num_ranges; ++r) cursor[r + 1] += cursor[r];
@@ -171,10 +177,13 @@ class BlockedBuilder {
     // starts where range r - 1 ends.
     sc_.grouped.Reserve(n);
     uint64_t* grouped = sc_.grouped.data();
+    uint32_t* cursors = cursor.data();
     for (size_t s = 0; s < num_spans; ++s) {
-      for (size_t k = 0; k < spans[s].size; ++k) {
-        const uint64_t h = spans[s].data[k];
-        grouped[cursor[BlockOf(h) >> range_bits]++] = h;
+      const uint64_t* data = spans[s].data;
+      const size_t size = spans[s].size;
+      for (size_t k = 0; k < size; ++k) {
+        const uint64_t h = data[k];
+        grouped[cursors[BlockOf(h, nb) >> range_bits]++] = h;
       }
     }
     for (uint32_t r = 0; r < num_ranges; ++r) {
@@ -188,8 +197,8 @@ class BlockedBuilder {
     }
   }
 
-  uint32_t BlockOf(uint64_t h) const {
-    return FastRange32(static_cast<uint32_t>(h), p_.num_blocks);
+  static uint32_t BlockOf(uint64_t h, uint32_t num_blocks) {
+    return FastRange32(static_cast<uint32_t>(h), num_blocks);
   }
 
   // Stable counting sort of the `count` hashes in `spans`, all of blocks
@@ -200,9 +209,13 @@ class BlockedBuilder {
     const uint32_t blocks = end_block - first_block;
     std::vector<uint32_t>& starts = sc_.starts;
     starts.assign(size_t{blocks} + 1, 0);
+    const uint32_t nb = p_.num_blocks;
     for (size_t s = 0; s < num_spans; ++s) {
-      for (size_t k = 0; k < spans[s].size; ++k) {
-        ++starts[BlockOf(spans[s].data[k]) - first_block + 1];
+      const uint64_t* data = spans[s].data;
+      const size_t size = spans[s].size;
+      uint32_t* counts = starts.data() + 1;
+      for (size_t k = 0; k < size; ++k) {
+        ++counts[BlockOf(data[k], nb) - first_block];
       }
     }
     for (uint32_t b = 0; b < blocks; ++b) starts[b + 1] += starts[b];
@@ -210,10 +223,13 @@ class BlockedBuilder {
     // then shift them back by one block.
     sc_.local.Reserve(count);
     uint64_t* out = sc_.local.data();
+    uint32_t* cursors = starts.data();
     for (size_t s = 0; s < num_spans; ++s) {
-      for (size_t k = 0; k < spans[s].size; ++k) {
-        const uint64_t h = spans[s].data[k];
-        out[starts[BlockOf(h) - first_block]++] = h;
+      const uint64_t* data = spans[s].data;
+      const size_t size = spans[s].size;
+      for (size_t k = 0; k < size; ++k) {
+        const uint64_t h = data[k];
+        out[cursors[BlockOf(h, nb) - first_block]++] = h;
       }
     }
     for (uint32_t b = blocks; b > 0; --b) starts[b] = starts[b - 1];
@@ -242,24 +258,52 @@ class BlockedBuilder {
     // more than 255 items of a class, where it would merely steer the
     // choice of class).
     uint64_t class_counts = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      const BlockedSlot s = BlockedPlace<S>(items[i], p_.num_blocks, seed_mix_);
-      class_counts += uint64_t{1} << (8 * s.overflow_class);
-      Entry homeless = MakeEntry(s, i);
-      if (Place(&k, homeless)) continue;
-      // Overflow an item of a class already set in b (before any is, of
-      // b's most frequent class) if one can make room: each bit set sends
-      // 1/8 of b's lookups to a second block.
-      if (most_frequent == kOverflowClasses) {
-        most_frequent =
-            MostFrequentClass(items + i + 1, count - i - 1, class_counts);
+    // The items that fit in the emptier of their two buckets (most of them)
+    // take this loop, with the fill counts and the item count in registers
+    // (kept in the block, they made every item wait for the previous one's
+    // store); the rest leave it for SlowPlace.
+    uint32_t i = 0;
+    while (i < count) {
+      Fills fill = k.fill;
+      uint32_t used = k.used;
+      Entry homeless = 0;
+      for (; i < count; ++i) {
+        const BlockedSlot s =
+            BlockedPlace<S>(items[i], p_.num_blocks, seed_mix_);
+        class_counts += uint64_t{1} << (8 * s.overflow_class);
+        const Entry e = MakeEntry(s, i);
+        const uint32_t f1 = fill.Get(s.i1), f2 = fill.Get(s.i2);
+        const bool take2 = f2 < f1;
+        const uint32_t second = 0u - static_cast<uint32_t>(take2);
+        const uint32_t j = s.i1 ^ ((s.i1 ^ s.i2) & second);
+        const uint32_t f = f1 ^ ((f1 ^ f2) & second);
+        if constexpr (kFillWords == 1) {
+          // The next item waits only for this update of the fill counts:
+          // its operands are ready before the counts are read, and it is
+          // undone if the bucket turns out full.
+          const Fills before = fill;
+          fill.w[0] +=
+              take2 ? uint64_t{1} << (4 * s.i2) : uint64_t{1} << (4 * s.i1);
+          if (__builtin_expect(f >= 4, 0)) {
+            fill = before;
+            homeless = e;
+            break;
+          }
+        } else {
+          if (__builtin_expect(f >= 4, 0)) {
+            homeless = e;
+            break;
+          }
+          fill.Increment(j);
+        }
+        k.slot[4 * j + f] = e;
+        ++used;
       }
-      const uint32_t classes = Evictable(k, most_frequent);
-      if ((classes & OverflowBit(homeless)) == 0) {
-        Entry evicted;
-        if (Search(&k, homeless, classes, &evicted)) homeless = evicted;
-      }
-      Overflow(&k, homeless, items);
+      k.fill = fill;
+      k.used = used;
+      if (i == count) break;
+      SlowPlace(&k, homeless, items, i, count, class_counts, &most_frequent);
+      ++i;
     }
     if (!sc_.incoming.empty()) {
       if (most_frequent == kOverflowClasses) {
@@ -276,6 +320,29 @@ class BlockedBuilder {
     }
     Pack(k, out_ + size_t{b} * kBlockBytes);
     sc_.incoming.swap(sc_.outgoing);
+  }
+
+  // Item i of block k's `count` items (`homeless`), whose two buckets are
+  // full: stores it by moving entries (Search), else overflows it or, when
+  // its class is not set in k, an item of a class that is (before any is, of
+  // b's most frequent class) if one can make room: each bit set sends 1/8 of
+  // b's lookups to a second block. class_counts counts items [0, i].
+  __attribute__((noinline)) void SlowPlace(Block* k, Entry homeless,
+                                           const uint64_t* items, uint32_t i,
+                                           uint32_t count,
+                                           uint64_t class_counts,
+                                           uint32_t* most_frequent) {
+    if (k->used != kCap && Search(k, homeless, 0, nullptr)) return;
+    if (*most_frequent == kOverflowClasses) {
+      *most_frequent =
+          MostFrequentClass(items + i + 1, count - i - 1, class_counts);
+    }
+    const uint32_t classes = Evictable(*k, *most_frequent);
+    if ((classes & OverflowBit(homeless)) == 0) {
+      Entry evicted;
+      if (Search(k, homeless, classes, &evicted)) homeless = evicted;
+    }
+    Overflow(k, homeless, items);
   }
 
   // Stores the items that overflowed from the previous block (sc_.incoming)
@@ -366,6 +433,19 @@ class BlockedBuilder {
   // are visited: a walk that cannot succeed costs no more than one that
   // does.
   bool Search(Block* k, Entry e, uint32_t classes, Entry* evicted) const {
+    return classes == 0 ? SearchFor<false>(k, e, 0, nullptr)
+                        : SearchFor<true>(k, e, classes, evicted);
+  }
+
+  // Search, one visited bucket at a time (the same order of visits, so the
+  // same result as one entry at a time): kEvict: the first of the bucket's
+  // entries that may be evicted, else its entries' other buckets are
+  // queued. !kEvict: the first of the bucket's entries whose other bucket
+  // has room moves there (every bucket already seen is full: the roots,
+  // since the caller found them so, and every other one was checked when
+  // it was queued), else the unseen ones are queued.
+  template <bool kEvict>
+  bool SearchFor(Block* k, Entry e, uint32_t classes, Entry* evicted) const {
     const uint32_t i1 = Bucket1(e), i2 = Bucket2(e);
     const uint64_t roots = (uint64_t{1} << i1) | (uint64_t{1} << i2);
     uint64_t seen = roots;
@@ -376,29 +456,45 @@ class BlockedBuilder {
     queue[tail++] = static_cast<uint8_t>(i1);
     queue[tail++] = static_cast<uint8_t>(i2);
     depth[i1] = depth[i2] = 0;
+    const Fills fill = k->fill;
     while (head < tail) {
       const uint32_t u = queue[head++];
-      const bool expand = depth[u] < p_.max_kicks;
+      const Entry* xs = k->slot + 4 * u;
+      if constexpr (kEvict) {
+        for (uint32_t s = 0; s < 4; ++s) {
+          const Entry x = xs[s];
+          if (IsPrimary(x) && (classes & OverflowBit(x)) != 0) {
+            *evicted = x;
+            ShiftPath(k, 4 * u + s, u, roots, parent, e);
+            return true;
+          }
+        }
+      }
+      if (depth[u] >= p_.max_kicks) continue;
+      uint32_t v[4];
+      uint64_t reached = 0;
+      uint32_t room = 0;  // bit s: v[s] has room
       for (uint32_t s = 0; s < 4; ++s) {
-        const uint32_t at = 4 * u + s;
-        const Entry x = k->slot[at];
-        if (classes != 0 && IsPrimary(x) && (classes & OverflowBit(x)) != 0) {
-          *evicted = x;
-          ShiftPath(k, at, u, roots, parent, e);
-          return true;
+        v[s] = Other(xs[s], u);
+        reached |= uint64_t{1} << v[s];
+        if constexpr (!kEvict) {
+          room |= static_cast<uint32_t>(fill.Get(v[s]) < 4) << s;
         }
-        if (!expand) continue;
-        const uint32_t v = Other(x, u);
-        if ((seen >> v) & 1) continue;
-        seen |= uint64_t{1} << v;
-        parent[v] = static_cast<uint8_t>(at);
-        depth[v] = static_cast<uint8_t>(depth[u] + 1);
-        if (classes == 0 && k->fill.Get(v) < 4) {
-          k->Append(v, x);
-          ShiftPath(k, at, u, roots, parent, e);
-          return true;
-        }
-        queue[tail++] = static_cast<uint8_t>(v);
+      }
+      if (!kEvict && room != 0) {
+        const uint32_t s = static_cast<uint32_t>(__builtin_ctz(room));
+        k->Append(v[s], xs[s]);
+        ShiftPath(k, 4 * u + s, u, roots, parent, e);
+        return true;
+      }
+      if ((reached & ~seen) == 0) continue;
+      const uint8_t next_depth = static_cast<uint8_t>(depth[u] + 1);
+      for (uint32_t s = 0; s < 4; ++s) {
+        if ((seen >> v[s]) & 1) continue;
+        seen |= uint64_t{1} << v[s];
+        parent[v[s]] = static_cast<uint8_t>(4 * u + s);
+        depth[v[s]] = next_depth;
+        queue[tail++] = static_cast<uint8_t>(v[s]);
       }
     }
     return false;
