@@ -152,13 +152,28 @@ class BulkBuilder {
     }
     result.num_items = n - result.skipped;
 
-    // Pack every bucket once, in order.
+    // Pack every bucket once, in order, as one stream of bits written 64
+    // at a time (the same bytes as BucketCodec<S>::Write per bucket into the
+    // zeroed table, whose read-modify-writes of overlapping words each
+    // waited for the previous bucket's store).
+    static_assert(S::kBucketBits == S::kWordsPerBucket * S::kWordBits,
+                  "a bucket's words are contiguous");
+    BitStream out(table);
     uint32_t entries[kB];
     for (uint32_t i = 0; i < m; ++i) {
       const Slot* b = st.Bucket(i);
       for (int j = 0; j < kB; ++j) entries[j] = b[j];
-      BucketCodec<S>::Write(table, i, entries);
+      for (int w = 0; w < S::kWordsPerBucket; ++w) {
+        const typename S::Word word = BucketCodec<S>::EncodeWord(entries, w);
+        if constexpr (S::kWordBits <= 64) {
+          out.Append(static_cast<uint64_t>(word), S::kWordBits);
+        } else {
+          out.Append(static_cast<uint64_t>(word), 64);
+          out.Append(static_cast<uint64_t>(word >> 64), S::kWordBits - 64);
+        }
+      }
     }
+    out.Finish();
     result.ok = true;
     return result;
   }
@@ -172,6 +187,38 @@ class BulkBuilder {
     uint32_t Alt(uint32_t bucket, uint32_t fp) const {
       return AltBucket(bucket, fp, m, seed);
     }
+  };
+
+  // Little-endian bit stream into a zeroed buffer, one 64-bit store per 64
+  // bits.
+  class BitStream {
+   public:
+    explicit BitStream(uint8_t* dst) : p_(dst) {}
+    // Appends the low `bits` bits of v (1..64; v has no higher bits set).
+    void Append(uint64_t v, int bits) {
+      acc_ |= v << pending_;  // pending_ < 64
+      const int total = pending_ + bits;
+      if (total >= 64) {
+        StoreLE<uint64_t>(p_, acc_);
+        p_ += 8;
+        // The bits of v that did not fit (none when pending_ == 0).
+        acc_ = pending_ == 0 ? 0 : v >> (64 - pending_);
+        pending_ = total - 64;
+      } else {
+        pending_ = total;
+      }
+    }
+    // Writes the last partial word's bytes.
+    void Finish() {
+      for (int k = 0; 8 * k < pending_; ++k) {
+        p_[k] = static_cast<uint8_t>(acc_ >> (8 * k));
+      }
+    }
+
+   private:
+    uint8_t* p_;
+    uint64_t acc_ = 0;
+    int pending_ = 0;  // bits in acc_
   };
 
   static std::vector<Slot>& Slots(BulkScratch* s) {

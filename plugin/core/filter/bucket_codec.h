@@ -191,6 +191,19 @@ struct BucketCodec {
     return word | SemiSortEncode(packed_nibbles);
   }
 
+  // Word w of the bucket holding `entries` (the value Write stores there).
+  static Word EncodeWord(const uint32_t (&entries)[S::kSlots], int w) {
+    if constexpr (S::kSemiSort) {
+      return EncodeSemiSorted(entries);
+    } else {
+      Word word = 0;
+      for (int j = 0; j < S::kSlotsPerWord; ++j) {
+        word |= Word{entries[w * S::kSlotsPerWord + j]} << (j * S::kFpBits);
+      }
+      return word;
+    }
+  }
+
   // Writes all entries of a bucket. Semi-sorted buckets are re-sorted.
   static void Write(uint8_t* table, uint64_t bucket,
                     const uint32_t (&entries)[S::kSlots]) {
