@@ -21,6 +21,24 @@
 namespace rocksdb_cuckoo {
 namespace live {
 
+namespace read_counters_detail {
+#if defined(__GNUC__) && defined(__linux__)
+// A static TLS offset (as the core's reader slots): one load from %fs, no
+// __tls_get_addr call and no initialization guard on the read path, also
+// in the shared library (4 bytes of static TLS).
+#define CUCKOO_READ_COUNTERS_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define CUCKOO_READ_COUNTERS_TLS
+#endif
+inline constexpr uint32_t kUnassigned = ~uint32_t{0};
+// This thread's slot, assigned at its first counted read; a constant
+// initializer, so every access is direct.
+inline thread_local uint32_t this_thread_slot CUCKOO_READ_COUNTERS_TLS =
+    kUnassigned;
+inline std::atomic<uint32_t> next_slot{0};
+#undef CUCKOO_READ_COUNTERS_TLS
+}  // namespace read_counters_detail
+
 class ReadCounters {
  public:
   // Any thread: `checked` keys looked up in the filter, `absent` of them
@@ -46,9 +64,13 @@ class ReadCounters {
                    std::memory_order_relaxed);
   }
   static uint32_t ThisThreadSlot() {
-    static std::atomic<uint32_t> next{0};
-    thread_local const uint32_t slot =
-        next.fetch_add(1, std::memory_order_relaxed) % kSlots;
+    uint32_t slot = read_counters_detail::this_thread_slot;
+    if (__builtin_expect(slot == read_counters_detail::kUnassigned, 0)) {
+      slot = read_counters_detail::next_slot.fetch_add(
+                 1, std::memory_order_relaxed) %
+             kSlots;
+      read_counters_detail::this_thread_slot = slot;
+    }
     return slot;
   }
   uint64_t Sum(std::atomic<uint64_t> Slot::*counter) const {
