@@ -423,6 +423,21 @@ FilteredDBOptions BackgroundOpenOptions() {
   return o;
 }
 
+// Opens the DB in `dir` with its background open build paused before the
+// scan, and waits until the build is there. Null if Open failed.
+std::unique_ptr<FilteredDB> OpenWithTheBuildPaused(
+    const TempDir& dir,
+    const FilteredDBOptions& fopts = BackgroundOpenOptions()) {
+  Pause::Get().Arm("BackgroundRebuild:BeforeScan");
+  std::unique_ptr<FilteredDB> db;
+  const ROCKSDB_NAMESPACE::Status st =
+      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (!st.ok()) return nullptr;
+  Pause::Get().WaitArrived();
+  return db;
+}
+
 // Open returns while the build is paused before its scan: reads go to the
 // DB (every key found), writes made meanwhile and deletes are all in the
 // filter once it is ready, exactly. The writes are 24x the keys the table
@@ -432,13 +447,10 @@ FilteredDBOptions BackgroundOpenOptions() {
 TEST(FilteredDBInterleaving, BackgroundOpenServesEveryKeyWhileBuilding) {
   TempDir dir("bgopen");
   FillAndClose(dir, 1000);
-  Pause::Get().Arm("BackgroundRebuild:BeforeScan");
   FilteredDBOptions fopts = BackgroundOpenOptions();
   fopts.filter.fingerprint_bits = 8;
-  std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(
-      FilteredDB::Open(test::TestOptions(), dir.path(), fopts, &db).ok());
-  Pause::Get().WaitArrived();
+  std::unique_ptr<FilteredDB> db = OpenWithTheBuildPaused(dir, fopts);
+  ASSERT_NE(db, nullptr);
   FilteredDBStats s;
   ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
   EXPECT_TRUE(s.building);
@@ -490,12 +502,8 @@ TEST(FilteredDBInterleaving, BackgroundOpenServesEveryKeyWhileBuilding) {
 TEST(FilteredDBInterleaving, ReadsWhileNotReadyAreNotCounted) {
   TempDir dir("bgopen");
   FillAndClose(dir, 100);
-  Pause::Get().Arm("BackgroundRebuild:BeforeScan");
-  std::unique_ptr<FilteredDB> db;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
-                               BackgroundOpenOptions(), &db)
-                  .ok());
-  Pause::Get().WaitArrived();
+  std::unique_ptr<FilteredDB> db = OpenWithTheBuildPaused(dir);
+  ASSERT_NE(db, nullptr);
   FilteredDBStats s;
   ASSERT_TRUE(db->GetFilterStats(nullptr, &s).ok());
   ASSERT_TRUE(s.building);
@@ -549,12 +557,8 @@ TEST(FilteredDBInterleaving, CloseDuringTheBackgroundOpenBuild) {
   TempDir dir("bgopen");
   FillAndClose(dir, 2000);
   {
-    Pause::Get().Arm("BackgroundRebuild:BeforeScan");
-    std::unique_ptr<FilteredDB> db;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), dir.path(),
-                                 BackgroundOpenOptions(), &db)
-                    .ok());
-    Pause::Get().WaitArrived();
+    std::unique_ptr<FilteredDB> db = OpenWithTheBuildPaused(dir);
+    ASSERT_NE(db, nullptr);
     ASSERT_TRUE(db->Put(WriteOptions(), "during", "v").ok());
     std::thread closer([&] { EXPECT_TRUE(db->Close().ok()); });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -290,17 +291,32 @@ uint64_t HashFor(uint32_t bucket, uint32_t fp_seed) {
   return (uint64_t{0x9e3779b9u * (fp_seed + 1)} << 32) |
          (bucket ? 0x80000000u : 0u);
 }
-struct MoveWithoutRelocation {
-  LiveTable* table;
-  uint64_t k3;
-  uint64_t k2;
+// What a reader's Contains(key) saw when `write` ran once between its two
+// bucket loads (the race window's hook, on the reader's thread).
+struct RaceOutcome {
+  bool found = false;
+  uint64_t retries = 0;
+  int hook_runs = 0;  // 2: the reader retried once
+};
+struct OnceBetweenLoads {
+  std::function<void()> write;
   int runs = 0;
 };
-void WriterBetweenLoads(void* arg) {
-  auto* w = static_cast<MoveWithoutRelocation*>(arg);
-  if (w->runs++ != 0) return;
-  ASSERT_TRUE(w->table->Insert(w->k3));
-  ASSERT_TRUE(w->table->Erase(w->k2));
+void RunOnceBetweenLoads(void* arg) {
+  auto* w = static_cast<OnceBetweenLoads*>(arg);
+  if (w->runs++ == 0) w->write();
+}
+RaceOutcome ContainsWithWriteBetweenLoads(const LiveTable& table, uint64_t key,
+                                          std::function<void()> write) {
+  OnceBetweenLoads w{std::move(write)};
+  LiveTable::test_between_loads_arg = &w;
+  LiveTable::test_between_loads = &RunOnceBetweenLoads;
+  RaceOutcome r;
+  r.found = table.Contains(key, &r.retries);
+  LiveTable::test_between_loads = nullptr;
+  LiveTable::test_between_loads_arg = nullptr;
+  r.hook_runs = w.runs;
+  return r;
 }
 }  // namespace
 
@@ -332,19 +348,16 @@ TEST(LiveTable, ReaderSeesFingerprintMovedByInsertAndEraseOfTwins) {
   ASSERT_FALSE(holds(P));
   ASSERT_TRUE(holds(A));
 
-  MoveWithoutRelocation w{&table, k3, k2};
-  LiveTable::test_between_loads_arg = &w;
-  LiveTable::test_between_loads = &WriterBetweenLoads;
-  uint64_t retries = 0;
-  const bool found = table.Contains(k, &retries);
-  LiveTable::test_between_loads = nullptr;
-  LiveTable::test_between_loads_arg = nullptr;
+  const RaceOutcome r = ContainsWithWriteBetweenLoads(table, k, [&] {
+    ASSERT_TRUE(table.Insert(k3));
+    ASSERT_TRUE(table.Erase(k2));
+  });
   // The fingerprint moved A -> P while the reader was between P and A.
   EXPECT_TRUE(holds(P));
   EXPECT_FALSE(holds(A));
-  EXPECT_TRUE(found) << "false negative: live item K not found";
-  EXPECT_GE(retries, 1u);
-  EXPECT_EQ(w.runs, 2) << "one retry after the interleaved writes";
+  EXPECT_TRUE(r.found) << "false negative: live item K not found";
+  EXPECT_GE(r.retries, 1u);
+  EXPECT_EQ(r.hook_runs, 2) << "one retry after the interleaved writes";
 }
 
 namespace {
@@ -361,16 +374,6 @@ uint64_t HashAt(const LiveLayout& layout, uint64_t i1, uint64_t i2,
     used->push_back(p.pattern);
     return h;
   }
-}
-struct RelocateBetweenLoads {
-  LiveTable* table;
-  uint64_t x;
-  int runs = 0;
-};
-void InsertBetweenLoads(void* arg) {
-  auto* w = static_cast<RelocateBetweenLoads*>(arg);
-  if (w->runs++ != 0) return;
-  ASSERT_TRUE(w->table->Insert(w->x));
 }
 }  // namespace
 
@@ -405,21 +408,17 @@ TEST(LiveTable, ReaderSeesFingerprintRelocatedBetweenItsLoads) {
   ASSERT_EQ(layout.EmptySlot(table.LoadBucket(1)), -1);
   ASSERT_EQ(layout.EmptySlot(table.LoadBucket(2)), -1);
 
-  RelocateBetweenLoads w{&table, HashAt(layout, 1, 2, &rng, &used)};
+  const uint64_t x = HashAt(layout, 1, 2, &rng, &used);
   const uint64_t relocations = table.relocations();
-  LiveTable::test_between_loads_arg = &w;
-  LiveTable::test_between_loads = &InsertBetweenLoads;
-  uint64_t retries = 0;
-  const bool found = table.Contains(k, &retries);
-  LiveTable::test_between_loads = nullptr;
-  LiveTable::test_between_loads_arg = nullptr;
+  const RaceOutcome r = ContainsWithWriteBetweenLoads(
+      table, k, [&] { ASSERT_TRUE(table.Insert(x)); });
   // K moved 1 -> 0 while the reader was between 0 and 1.
   EXPECT_EQ(table.relocations(), relocations + 1);
   EXPECT_TRUE(holds(0));
   EXPECT_FALSE(holds(1));
-  EXPECT_TRUE(found) << "false negative: live item K not found";
-  EXPECT_GE(retries, 1u);
-  EXPECT_EQ(w.runs, 2) << "one retry after the interleaved insert";
+  EXPECT_TRUE(r.found) << "false negative: live item K not found";
+  EXPECT_GE(r.retries, 1u);
+  EXPECT_EQ(r.hook_runs, 2) << "one retry after the interleaved insert";
 }
 
 namespace {
