@@ -97,6 +97,30 @@ namespace {
 // piece buffered), and the checks are reported at the end in the order of
 // the format's description (the checksum before any field after the
 // version).
+// Why the header's table parameters (f, b, T, d, c, m) describe no valid
+// table, or empty: checked once the header is in (before allocating the
+// table) and again, as the reported reason, at the end.
+std::string LayoutProblem(const char* h) {
+  const int f = LoadLE<uint8_t>(h + 12);
+  const int b = LoadLE<uint8_t>(h + 13);
+  const int tag_bits = LoadLE<uint8_t>(h + 14);
+  const int d = LoadLE<uint8_t>(h + 15);
+  const uint64_t c = LoadLE<uint64_t>(h + 24);
+  const uint64_t m = LoadLE<uint64_t>(h + 32);
+  if (f < kLiveMinFingerprintBits || f > kLiveMaxFingerprintBits ||
+      b != LiveSlotsPerBucket(f) || tag_bits != kLiveTagBits) {
+    return "unsupported table parameters (f " + std::to_string(f) + ", b " +
+           std::to_string(b) + ", T " + std::to_string(tag_bits) + ")";
+  }
+  if (d > LiveMaxLevel(f)) return "bad level " + std::to_string(d);
+  if (c < 2 || (c & 1) != 0 || c > kLiveMaxBuckets || (m >> d) != c ||
+      (c << d) != m || m > kLiveMaxBuckets) {
+    return "bad bucket counts (c " + std::to_string(c) + ", m " +
+           std::to_string(m) + ", d " + std::to_string(d) + ")";
+  }
+  return std::string();
+}
+
 class StreamDecoder {
  public:
   explicit StreamDecoder(uint64_t size) : size_(size) {
@@ -150,29 +174,12 @@ class StreamDecoder {
     if (XXH64_digest(&state_) != LoadLE<uint64_t>(tail)) {
       return Reject(why, "checksum mismatch");
     }
-    const int f = LoadLE<uint8_t>(h + 12);
     const int b = LoadLE<uint8_t>(h + 13);
-    const int tag_bits = LoadLE<uint8_t>(h + 14);
-    const int d = LoadLE<uint8_t>(h + 15);
     const uint32_t id_len = LoadLE<uint32_t>(h + 20);
-    const uint64_t c = LoadLE<uint64_t>(h + 24);
     const uint64_t m = LoadLE<uint64_t>(h + 32);
     const uint64_t entries = LoadLE<uint64_t>(h + 40);
-    if (f < kLiveMinFingerprintBits || f > kLiveMaxFingerprintBits ||
-        b != LiveSlotsPerBucket(f) || tag_bits != kLiveTagBits) {
-      return Reject(why, "unsupported table parameters (f " +
-                             std::to_string(f) + ", b " + std::to_string(b) +
-                             ", T " + std::to_string(tag_bits) + ")");
-    }
-    if (d > LiveMaxLevel(f)) {
-      return Reject(why, "bad level " + std::to_string(d));
-    }
-    if (c < 2 || (c & 1) != 0 || c > kLiveMaxBuckets || (m >> d) != c ||
-        (c << d) != m || m > kLiveMaxBuckets) {
-      return Reject(why, "bad bucket counts (c " + std::to_string(c) + ", m " +
-                             std::to_string(m) + ", d " + std::to_string(d) +
-                             ")");
-    }
+    const std::string layout_problem = LayoutProblem(h);
+    if (!layout_problem.empty()) return Reject(why, layout_problem);
     if (id_len > kMaxSnapshotIdentity) {
       return Reject(why, "identity too long");
     }
@@ -219,13 +226,9 @@ class StreamDecoder {
     keep_identity_ = true;
     words_begin_ = kLiveSnapshotHeaderSize + uint64_t{id_len};
     words_end_ = words_begin_;
-    const bool valid =
-        f >= kLiveMinFingerprintBits && f <= kLiveMaxFingerprintBits &&
-        LoadLE<uint8_t>(h + 13) == LiveSlotsPerBucket(f) &&
-        LoadLE<uint8_t>(h + 14) == kLiveTagBits && d <= LiveMaxLevel(f) &&
-        c >= 2 && (c & 1) == 0 && c <= kLiveMaxBuckets && (m >> d) == c &&
-        (c << d) == m && m <= kLiveMaxBuckets;
-    if (!valid || LiveSnapshotSize(m, id_len) != size_) return;
+    if (!LayoutProblem(h).empty() || LiveSnapshotSize(m, id_len) != size_) {
+      return;  // rejected at the end
+    }
     try {
       layout_ = std::make_unique<LiveLayout>(f, c, d, LoadLE<uint32_t>(h + 16));
       table_ = std::make_unique<LiveTable>(*layout_);
