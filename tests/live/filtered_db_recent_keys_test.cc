@@ -335,9 +335,10 @@ TEST(FilteredDbRecentKeys, RebuildForgetsEveryKey) {
 }
 
 // A Delete racing the Put that records its key: the Put is paused between
-// its filter insert and its DB write (stripe held, not recorded yet). The
-// Delete waits for the stripe, then finds the key recorded (live) and erases
-// its copy. Neither order loses a key or leaves a copy.
+// its filter insert and its DB write (stripe held; the key is recorded
+// already, before the write). The Delete waits for the stripe, then finds
+// the key recorded (live) and erases its copy. Neither order loses a key or
+// leaves a copy.
 TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
   TempDir dir;
   auto db = Open(dir.path());
@@ -368,6 +369,56 @@ TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
   EXPECT_EQ(s.num_keys, 0u);
   EXPECT_EQ(s.erase_misses, 0u);
   EXPECT_FALSE(Found(db.get(), "k"));
+}
+
+// A single-key Put records a key it makes live before its DB write (under
+// the key's stripe), so a failed write must forget it before the stripe
+// goes. Worst interleaving: a Delete of the key waits for the stripe while
+// the Put, recorded, is paused before its write, which then fails. The
+// Delete must not find the key recorded: it was never live, and trusting
+// the record would erase a fingerprint copy with no check (the copy of
+// whichever key shares it). Here the check finds the key not live and the
+// failed Put's copy stays (a failed write keeps the filter a superset).
+// Without the forget after a failed write: recent_key_hits 1, num_keys 0.
+TEST(FilteredDbRecentKeys, DeleteWaitingForAFailedPutDoesNotTrustItsRecord) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  static std::atomic<int> state{0};  // 1: paused, 2: released
+  state = 0;
+  live::SetTestHook([](const char* point) {
+    if (std::strcmp(point, "WriteOneShared:BeforeWrite") != 0) return;
+    int expected = 0;
+    if (!state.compare_exchange_strong(expected, 1)) return;
+    while (state.load() != 2) std::this_thread::yield();
+  });
+  WriteOptions invalid;  // RocksDB refuses sync writes without WAL
+  invalid.sync = true;
+  invalid.disableWAL = true;
+  std::thread put([&] { EXPECT_FALSE(db->Put(invalid, "n", "v").ok()); });
+  while (state.load() != 1) std::this_thread::yield();
+  std::atomic<bool> deleted{false};
+  std::thread del([&] {
+    EXPECT_TRUE(db->Delete(WriteOptions(), "n").ok());
+    deleted = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(deleted.load()) << "the Delete ran inside the Put";
+  state = 2;
+  put.join();
+  del.join();
+  live::SetTestHook(nullptr);
+  db->WaitForDeleteChecks();
+  const FilteredDBStats s = Stats(db.get());
+  EXPECT_EQ(s.recent_key_hits, 0u);
+  EXPECT_EQ(s.maybe_checks, 1u);  // the Delete's deferred check
+  EXPECT_EQ(s.maybe_checks_live, 0u);
+  EXPECT_EQ(s.num_keys, 1u);  // the failed Put's copy
+  EXPECT_EQ(s.erase_misses, 0u);
+  EXPECT_FALSE(Found(db.get(), "n"));
+  // A later Put of the key records it again.
+  ASSERT_TRUE(db->Put(WriteOptions(), "n", "v").ok());
+  ASSERT_TRUE(db->Delete(WriteOptions(), "n").ok());
+  EXPECT_EQ(Stats(db.get()).recent_key_hits, 1u);
 }
 
 // Many threads writing and deleting the same few keys, with the record and

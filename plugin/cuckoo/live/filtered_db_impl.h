@@ -372,11 +372,13 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
                   const Slice& key, WriteFn&& write);
   // Returns false, having written nothing, if the insert needs a rescan.
   template <typename WriteFn>
+  // `hash`: the key's (cuckoo::HashKey).
   bool WriteOneShared(const WriteOptions& wo, CfState* s, OpType type,
-                      const Slice& key, WriteFn&& write, Status* status);
+                      const Slice& key, uint64_t hash, WriteFn&& write,
+                      Status* status);
   template <typename WriteFn>
   Status WriteOneExclusive(const WriteOptions& wo, CfState* s, OpType type,
-                           const Slice& key, WriteFn&& write);
+                           const Slice& key, uint64_t hash, WriteFn&& write);
   // The DeleteChecker's resolve function: reads at the snapshots, erases.
   void ResolveDeferredChecks(std::vector<DeleteChecker::Check>* checks);
   // The key's stripe and check-snapshot slot come from this value.
@@ -392,7 +394,11 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   bool ResolveKnown(KeyPlan* k) override;
   // recent_keys_ after a write of the key under its stripe: live after it
   // (a successful write that leaves it live) or not known to be.
+  // A single-key write records a key it makes live before its DB write
+  // (UpdateRecentKey(k, true)), still under the stripe, and forgets it
+  // again with this when the write failed.
   void UpdateRecentKey(const KeyPlan& k, bool ok);
+  void ForgetRecentKey(const KeyPlan& k);
 
   // Unchecked deletes (FilteredDBOptions::unchecked_delete_ratio): a Delete
   // of a key the filter may contain leaves its fingerprint and reads nothing.

@@ -421,9 +421,18 @@ void TestHook(const char* point) {
 template <typename WriteFn>
 Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
                                 const Slice& key, WriteFn&& write) {
+  // The key's hash and slot before any lock, and the cache lines that the
+  // write touches after its DB write (the key's check-snapshot mark and
+  // recent-keys partition) and its stripe: their loads overlap with the
+  // lock, the filter's work and the DB write instead of following it.
+  const uint64_t hash = cuckoo::HashKey(View(key)).value;
+  const uint64_t slot = KeySlot(s, hash);
+  __builtin_prefetch(&stripes_[slot % kStripes], 1);
+  check_snapshots_->Prefetch(slot);
+  recent_keys_.Prefetch(slot);
   Status st;
-  if (!WriteOneShared(wo, s, type, key, write, &st)) {
-    st = WriteOneExclusive(wo, s, type, key, write);
+  if (!WriteOneShared(wo, s, type, key, hash, write, &st)) {
+    st = WriteOneExclusive(wo, s, type, key, hash, write);
   }
   // Only a write that makes a key live can raise the load; only a delete
   // can leave a fingerprint unchecked.
@@ -439,21 +448,22 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
 template <typename WriteFn>
 bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
                                     OpType type, const Slice& key,
-                                    WriteFn&& write, Status* status) {
+                                    uint64_t hash, WriteFn&& write,
+                                    Status* status) {
   std::shared_lock<WriterLock> shared(write_mu_);
   if (s->dropped.load(std::memory_order_relaxed)) {
     *status = write(effect_log::OpEffect::kNone);
     return true;
   }
-  KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
+  KeyPlan k{s, key, hash, type, type, 0, -1};
   k.after = MakesLive(type);
   const bool after = k.after;
   std::lock_guard<StripeLock> stripe(Stripe(s, k.hash));
+  const uint64_t slot = KeySlot(s, k.hash);
   if (s->rebuilder->ready()) {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
   }
-  const uint64_t slot = KeySlot(s, k.hash);
   SharedSnapshot* deferred = nullptr;
   bool unchecked = false;
   if (!ResolveFromFilter(&k) && !ResolveKnown(&k)) {
@@ -475,6 +485,11 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
       }
     }
   }
+  // The recent-keys entry a key made live is recorded in (below): its load
+  // overlaps with the filter insert's work (the partition is stable: the
+  // stripe is held; its hashes were prefetched before the locks, and have
+  // had the probe's time to arrive).
+  if (after) recent_keys_.PrefetchAddTarget(slot);
   // The filter's writer calls synchronize on the filter's own mutex.
   if (k.before == 0 && after && !s->filter->Insert(cuckoo::KeyHash(k.hash))) {
     return false;  // needs a rebuild from the DB
@@ -489,6 +504,13 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   } else if (k.before == 1 && !after) {
     effect = effect_log::OpEffect::kErase;
   }
+  // A key the write makes live is recorded before the DB write, while the
+  // partition's lines are in the cache (the DB write evicts them): only a
+  // holder of the key's stripe (or of the exclusive lock, which waits for
+  // this writer) reads the partition, and this writer holds the stripe
+  // until it has forgotten the key again if the write failed, so no one
+  // sees the record before the write's outcome.
+  if (after) UpdateRecentKey(k, /*ok=*/true);
   TestHook("WriteOneShared:BeforeWrite");
   *status = write(effect);
   // After the write, whatever its outcome: a later delete of the key must
@@ -498,7 +520,11 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   if (status->ok() && k.before == 1 && !after) {
     s->filter->Erase(cuckoo::KeyHash(k.hash));
   }
-  UpdateRecentKey(k, status->ok());
+  if (!after) {
+    UpdateRecentKey(k, status->ok());
+  } else if (!status->ok()) {
+    ForgetRecentKey(k);  // recorded before the write
+  }
   if (unchecked && status->ok()) CountUnchecked(s, 1);
   if (deferred != nullptr) {
     if (!status->ok()) {
@@ -514,14 +540,14 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
 template <typename WriteFn>
 Status FilteredDBImpl::WriteOneExclusive(const WriteOptions& wo, CfState* s,
                                          OpType type, const Slice& key,
-                                         WriteFn&& write) {
+                                         uint64_t hash, WriteFn&& write) {
   ExclusiveLock lock(this);
   CommitFinishedRebuildsLocked();
   recent_keys_.Clear();  // not kept up to date under the exclusive lock
   if (s->dropped.load(std::memory_order_relaxed)) {
     return write(effect_log::OpEffect::kNone);
   }
-  KeyPlan k{s, key, cuckoo::HashKey(View(key)).value, type, type, 0, -1};
+  KeyPlan k{s, key, hash, type, type, 0, -1};
   if (!ResolveFromFilter(&k)) {
     Status st = ResolveBefore(&k);
     if (!st.ok()) return st;
@@ -688,6 +714,11 @@ void FilteredDBImpl::UpdateRecentKey(const KeyPlan& k, bool ok) {
     // filter ruled out before the write (before 0) was not recorded.
     recent_keys_.Remove(slot, k.cf->id, k.hash, View(k.key));
   }
+}
+
+void FilteredDBImpl::ForgetRecentKey(const KeyPlan& k) {
+  if (!recent_keys_.enabled()) return;
+  recent_keys_.Remove(KeySlot(k.cf, k.hash), k.cf->id, k.hash, View(k.key));
 }
 
 Status FilteredDBImpl::ResolveBefore(KeyPlan* k) {

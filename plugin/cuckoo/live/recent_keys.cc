@@ -76,15 +76,8 @@ void RecentKeys::Add(uint64_t slot_of_key, uint32_t cf, uint64_t hash,
   uint64_t* hashes = &hashes_[partition * per_partition_];
   Entry* entries = &entries_[partition * per_partition_];
   // A free slot, else the oldest (round robin over the slots).
-  size_t slot = per_partition_;
-  for (size_t i = 0; i < per_partition_; ++i) {
-    if (hashes[i] == 0) {
-      slot = i;
-      break;
-    }
-  }
-  if (slot == per_partition_) {
-    slot = next_[partition];
+  const size_t slot = AddTarget(partition);
+  if (hashes[slot] != 0) {
     next_[partition] = static_cast<uint8_t>((slot + 1) % per_partition_);
   }
   hashes[slot] = Stored(hash);
