@@ -94,6 +94,16 @@ BlockedView Parse(const std::string& bytes) {
   return view;
 }
 
+// BlockedTable<S>::ContainsSingle (the SST reader's single lookup) for the
+// view's fingerprint width.
+bool ContainsSingle(const BlockedView& view, uint64_t hash) {
+  bool found = false;
+  EXPECT_TRUE(DispatchBlocked(view.fingerprint_bits, [&](auto settings) {
+    found = BlockedTable<decltype(settings)>::ContainsSingle(view.ref, hash);
+  }));
+  return found;
+}
+
 struct Case {
   int f;
   size_t n;
@@ -112,7 +122,10 @@ TEST_P(BlockedLayoutTest, NoFalseNegativesAndFprNearFormula) {
             blocks * kBlockBytes + 4 * b.result.stash_size + kTrailerSize);
   const BlockedView view = Parse(b.bytes);
   EXPECT_EQ(view.num_items, c.n);
-  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h)) << h;
+  for (uint64_t h : keys) {
+    ASSERT_TRUE(BlockedContains(view, h)) << h;
+    ASSERT_TRUE(ContainsSingle(view, h)) << h;
+  }
 
   // Absent items: each compares against the 8 entries of its two buckets,
   // and again in the secondary block when its overflow bit is set, so
@@ -120,7 +133,11 @@ TEST_P(BlockedLayoutTest, NoFalseNegativesAndFprNearFormula) {
   const size_t queries = test::Size(400000, 100000);
   const std::vector<uint64_t> absent = Hashes(queries, 7777 + c.f);
   size_t fp = 0;
-  for (uint64_t h : absent) fp += BlockedContains(view, h);
+  for (uint64_t h : absent) {
+    const bool found = BlockedContains(view, h);
+    fp += found;
+    ASSERT_EQ(ContainsSingle(view, h), found) << h;
+  }
   const double load =
       double(c.n) / (4.0 * BlockedBucketsPerBlock(c.f) * blocks);
   const double ovf = BlockedOverflowBitFraction(view);
@@ -177,12 +194,18 @@ TEST(BlockedStashTest, SingleBlockOverflowsToTheStash) {
   EXPECT_GE(b.result.stash_size, 100u - 56u);
   const BlockedView view = Parse(b.bytes);
   EXPECT_EQ(view.ref.stash_size, b.result.stash_size);
-  for (uint64_t h : keys) ASSERT_TRUE(BlockedContains(view, h));
+  for (uint64_t h : keys) {
+    ASSERT_TRUE(BlockedContains(view, h));
+    ASSERT_TRUE(ContainsSingle(view, h));
+  }
   // The stash is consulted only behind an overflow bit: with every bit set
   // an absent item still needs an equal 32-bit stash key (or fingerprint).
   const std::vector<uint64_t> absent = Hashes(100000, 43);
   size_t fp = 0;
-  for (uint64_t h : absent) fp += BlockedContains(view, h);
+  for (uint64_t h : absent) {
+    fp += BlockedContains(view, h);
+    ASSERT_EQ(ContainsSingle(view, h), BlockedContains(view, h));
+  }
   EXPECT_LT(fp, 100000 * (8.0 * 1.0 / 1023 * 2) + 50);
 }
 
@@ -246,6 +269,59 @@ void CheckLowPartTest(std::mt19937_64* rng) {
   // but about 4 * 2^(4 - f) of them; the bound allows twice that).
   EXPECT_GT(double(rejected) / absent, 1 - 8 * std::ldexp(1.0, 4 - F))
       << "f=" << F;
+}
+
+// The position tables (kBlockedBucketPositions, kBlockedLowsPositions,
+// 2 * nb entries each, entry j + nb repeating entry j) give the bytes a
+// bucket's word and its low parts are loaded from: the same bits as the
+// computed position of bucket j mod nb, and never a load past the block.
+template <int F>
+void CheckBucketPositions(std::mt19937_64* rng) {
+  using S = TableSettings<F, 4, true>;
+  constexpr int kNb = BlockedBucketsPerBlock(F);
+  constexpr uint64_t kBucketMask = (uint64_t{1} << S::kBucketBits) - 1;
+  constexpr uint64_t kLowsMask = (uint64_t{1} << (4 * S::kLowBits)) - 1;
+  uint8_t block[kBlockBytes];
+  for (int round = 0; round < 200; ++round) {
+    for (uint8_t& byte : block) byte = static_cast<uint8_t>((*rng)());
+    for (int j = 0; j < 2 * kNb; ++j) {
+      const int bucket = j % kNb;
+      // The bucket's bits, one at a time.
+      uint64_t expected = 0;
+      for (int k = 0; k < S::kBucketBits; ++k) {
+        const int bit = bucket * S::kBucketBits + k;
+        expected |= uint64_t{(block[bit >> 3] >> (bit & 7)) & 1u} << k;
+      }
+      const BlockedBucketPos w = kBlockedBucketPositions<S>.at[j];
+      const BlockedBucketPos l = kBlockedLowsPositions<S>.at[j];
+      ASSERT_LE(w.byte + 8u, kBlockBytes);
+      ASSERT_LE(l.byte + 8u, kBlockBytes);
+      ASSERT_LE(w.shift + S::kBucketBits, 64);
+      ASSERT_LE(l.shift + 4 * S::kLowBits, 64);
+      ASSERT_EQ(BlockedBucketWord<S>(block, j) & kBucketMask, expected)
+          << "f=" << F << " j=" << j;
+      ASSERT_EQ((LoadLE<uint64_t>(block + l.byte) >> l.shift) & kLowsMask,
+                expected >> 12)
+          << "f=" << F << " j=" << j;
+    }
+  }
+}
+
+TEST(BlockedLookupTest, BucketPositionTablesMatchTheLayout) {
+  std::mt19937_64 rng(48);
+  CheckBucketPositions<4>(&rng);
+  CheckBucketPositions<5>(&rng);
+  CheckBucketPositions<6>(&rng);
+  CheckBucketPositions<7>(&rng);
+  CheckBucketPositions<8>(&rng);
+  CheckBucketPositions<9>(&rng);
+  CheckBucketPositions<10>(&rng);
+  CheckBucketPositions<11>(&rng);
+  CheckBucketPositions<12>(&rng);
+  CheckBucketPositions<13>(&rng);
+  CheckBucketPositions<14>(&rng);
+  CheckBucketPositions<15>(&rng);
+  CheckBucketPositions<16>(&rng);
 }
 
 TEST(BlockedLookupTest, LowPartTestNeverRulesOutAStoredFingerprint) {

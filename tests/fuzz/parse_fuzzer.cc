@@ -11,7 +11,9 @@
 //    Deserialize also rejects an item count the table does not hold;
 //  - a deserialized copy survives Insert/Erase, and its Serialize() output
 //    parses again (an invariant a wrong item count once broke);
-//  - everything a copy reports as inserted is found (no false negative).
+//  - everything a copy reports as inserted is found (no false negative);
+//  - a version 3/4 block answers the SST reader's single lookup
+//    (BlockedTable::ContainsSingle) as BlockedContains does.
 // Each input is tried as given and once more with its checksum resealed
 // (internal::ResealChecksum), so that mutations get past the block checksum
 // of format 2 to the field validation and the table behind it.
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "blocked/blocked_filter.h"
+#include "blocked/blocked_layout.h"
 #include "cuckoo/cuckoo_filter.h"
 #include "filter/filter_format.h"
 
@@ -46,8 +49,15 @@ void FuzzBlocked(const char* bytes, size_t size) {
   Check(!cuckoo::CuckooFilterView::Parse(bytes, size, &other, &error),
         "a block parsed as both version 3 and version 1/2");
   for (int k = 0; k < 16; ++k) {
-    (void)cuckoo::internal::BlockedContains(
-        view, cuckoo::HashKey(std::string(1, char(k))).value);
+    const uint64_t hash = cuckoo::HashKey(std::string(1, char(k))).value;
+    const bool found = cuckoo::internal::BlockedContains(view, hash);
+    // The SST reader's single lookup (its own reads of the block) agrees.
+    bool single = false;
+    cuckoo::internal::DispatchBlocked(view.fingerprint_bits, [&](auto s) {
+      single = cuckoo::internal::BlockedTable<decltype(s)>::ContainsSingle(
+          view.ref, hash);
+    });
+    Check(single == found, "ContainsSingle != BlockedContains");
   }
   (void)cuckoo::internal::BlockedOverflowBitFraction(view);
 }

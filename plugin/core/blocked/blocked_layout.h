@@ -152,15 +152,68 @@ inline BlockedOverflow BlockedOverflowOf(uint64_t g, uint32_t block,
   return o;
 }
 
-// The 64-bit word holding bucket j of a block, shifted so the bucket starts
-// at bit 0 (upper bits unmasked). The load never leaves the block: it starts
-// at byte min(bit / 8, 56).
+// Where the 64-bit load of bucket j of a block starts (byte) and the shift
+// that brings the bucket to bit 0: byte = min(bit / 8, 56) for the bucket's
+// first bit j * kBucketBits, so the load never leaves the block.
+struct BlockedBucketPos {
+  uint8_t byte = 0;
+  uint8_t shift = 0;
+};
+
+template <int kBucketBits, int kBuckets>
+struct BlockedBucketPositions {
+  BlockedBucketPos at[2 * kBuckets];  // at[j + nb] = at[j] (see below)
+  constexpr BlockedBucketPositions() : at() {
+    for (int j = 0; j < 2 * kBuckets; ++j) {
+      const int bit = (j % kBuckets) * kBucketBits;
+      int byte = bit >> 3;
+      byte = byte < static_cast<int>(kBlockBytes) - 8
+                 ? byte
+                 : static_cast<int>(kBlockBytes) - 8;
+      at[j].byte = static_cast<uint8_t>(byte);
+      at[j].shift = static_cast<uint8_t>(bit - 8 * byte);
+    }
+  }
+};
+
+// The positions of a layout's buckets, as a table: a lookup reads a
+// bucket's byte and shift (two byte loads from a line that stays in L1)
+// instead of computing them (a multiply, a clamp and a subtraction each).
+template <typename S>
+inline constexpr BlockedBucketPositions<S::kBucketBits,
+                                        BlockedBucketsPerBlock(S::kFpBits)>
+    kBlockedBucketPositions{};
+
+// The positions of the low parts of bucket j's entries (its bits from 12 on,
+// beside the 12-bit rank), for j < 2 * nb: entry j + nb is entry j, so
+// that an index i1 + 1 + offset (< 2 * nb) needs no reduction mod nb.
+template <int kBucketBits, int kBuckets>
+struct BlockedLowsPositions {
+  BlockedBucketPos at[2 * kBuckets];
+  constexpr BlockedLowsPositions() : at() {
+    for (int j = 0; j < 2 * kBuckets; ++j) {
+      const int bit = (j % kBuckets) * kBucketBits + 12;
+      int byte = bit >> 3;
+      byte = byte < static_cast<int>(kBlockBytes) - 8
+                 ? byte
+                 : static_cast<int>(kBlockBytes) - 8;
+      at[j].byte = static_cast<uint8_t>(byte);
+      at[j].shift = static_cast<uint8_t>(bit - 8 * byte);
+    }
+  }
+};
+
+template <typename S>
+inline constexpr BlockedLowsPositions<S::kBucketBits,
+                                      BlockedBucketsPerBlock(S::kFpBits)>
+    kBlockedLowsPositions{};
+
+// The 64-bit word holding bucket j (< 2 * nb, taken mod nb) of a block, shifted
+// so the bucket starts at bit 0 (upper bits unmasked).
 template <typename S>
 inline uint64_t BlockedBucketWord(const uint8_t* block, uint32_t j) {
-  const uint32_t bit = j * S::kBucketBits;
-  uint32_t byte = bit >> 3;
-  byte = byte < kBlockBytes - 8 ? byte : kBlockBytes - 8;
-  return LoadLE<uint64_t>(block + byte) >> (bit - 8 * byte);
+  const BlockedBucketPos p = kBlockedBucketPositions<S>.at[j];
+  return LoadLE<uint64_t>(block + p.byte) >> p.shift;
 }
 
 template <typename S>
@@ -275,6 +328,83 @@ struct BlockedTable {
 
   static bool Contains(const BlockedTableRef& t, uint64_t hash) {
     return Probe(t, BlockedPlace<S>(hash, t.num_blocks, t.seed_mix));
+  }
+
+  // A single lookup: the same answer as Contains, computed so that the
+  // common negative case is short. Inline part: the primary block's buckets'
+  // low parts and the item's overflow bit (BlockedPlace's arithmetic,
+  // except that bucket i2 is read through its unreduced index
+  // i1 + 1 + offset, which the position tables cover, and that each
+  // bucket's low parts are loaded directly, the rank's 12 bits skipped by
+  // the table's shift; SemiSortedLowMayMatch's test, with the overflow bit
+  // in the same integer so that one branch decides). It settles all
+  // negatives but about 8 * 2^-kLowBits of them plus the share of overflow
+  // bits set; the rest (and every positive) continue out of line in
+  // PrimaryRest, which is given the hash and the primary block.
+  //
+  // Below kSingleSplitMinLowBits (f < 10), where a quarter (f = 9) to half
+  // (f = 8) of negatives pass the low-part test, it is Contains: the call
+  // and the slot computed twice would cost more than they save.
+  static constexpr int kSingleSplitMinLowBits = 6;
+  static bool ContainsSingle(const BlockedTableRef& t, uint64_t hash) {
+    if constexpr (S::kLowBits < kSingleSplitMinLowBits) {
+      return Contains(t, hash);
+    } else {
+      constexpr uint32_t kNb = BlockedBucketsPerBlock(S::kFpBits);
+      constexpr uint64_t kLo = LaneOnes<uint64_t, S::kLowBits, 4>();
+      constexpr uint64_t kHi = kLo << (S::kLowBits - 1);
+      constexpr uint32_t kLowMask = (uint32_t{1} << S::kLowBits) - 1;
+      const uint8_t* b =
+          BlockAddress(t, BlockedPrimaryBlock(hash, t.num_blocks));
+      const uint32_t fp = detail::Fingerprint(hash, S::kFpBits);
+      const uint64_t g = (hash ^ t.seed_mix) * kBlockedPlaceMul;
+      const uint64_t t1 = uint64_t{static_cast<uint32_t>(g >> 32)} * kNb;
+      const uint32_t i1 = static_cast<uint32_t>(t1 >> 32);
+      const uint64_t t2 = uint64_t{static_cast<uint32_t>(t1)} * (kNb - 1);
+      const uint32_t i2u = i1 + 1 + static_cast<uint32_t>(t2 >> 32);
+      const uint32_t overflow_class = static_cast<uint32_t>(t2) >> 29;
+      const BlockedBucketPos p1 = kBlockedLowsPositions<S>.at[i1];
+      const BlockedBucketPos p2 = kBlockedLowsPositions<S>.at[i2u];
+      const uint64_t pattern = kLo * (fp & kLowMask);
+      // The bits above the four low parts (the next bucket's, or the
+      // overflow byte's) are left unmasked: x - kLo borrows only upwards,
+      // so they cannot change the four lanes kHi tests.
+      const uint64_t x1 = (LoadLE<uint64_t>(b + p1.byte) >> p1.shift) ^ pattern;
+      const uint64_t x2 = (LoadLE<uint64_t>(b + p2.byte) >> p2.shift) ^ pattern;
+      const uint64_t zero_lanes = ((x1 - kLo) & ~x1) | ((x2 - kLo) & ~x2);
+      const uint32_t overflowed = (b[kBlockBytes - 1] >> overflow_class) & 1;
+      if (__builtin_expect(((zero_lanes & kHi) | overflowed) == 0, 1)) {
+        return false;
+      }
+      return PrimaryRest(t, hash, b);
+    }
+  }
+
+ private:
+  // The rest of ContainsSingle, given the item's primary block b: both
+  // buckets there in full, then, if the item's overflow bit is set there,
+  // its secondary block and the stash. Only the hash and the block are
+  // passed (the slot is computed again, a few multiplies): values kept for
+  // the call would be live across ContainsSingle's inline part.
+  __attribute__((noinline)) static bool PrimaryRest(const BlockedTableRef& t,
+                                                    uint64_t hash,
+                                                    const uint8_t* b) {
+    using Codec = BucketCodec<S>;
+    const BlockedSlot s = BlockedPlace<S>(hash, t.num_blocks, t.seed_mix);
+    const uint64_t w1 = BlockedBucketWord<S>(b, s.i1) & Codec::kWordMask;
+    const uint64_t w2 = BlockedBucketWord<S>(b, s.i2) & Codec::kWordMask;
+    if (Codec::SemiSortedContains(w1, s.fp) |
+        Codec::SemiSortedContains(w2, s.fp)) {
+      return true;
+    }
+    return Overflowed(b, s) && SecondaryRest(t, hash);
+  }
+
+  // The secondary block and the stash (out of line again, so that
+  // PrimaryRest's common case saves no registers).
+  __attribute__((noinline)) static bool SecondaryRest(const BlockedTableRef& t,
+                                                      uint64_t hash) {
+    return ProbeSecondary(t, BlockedPlace<S>(hash, t.num_blocks, t.seed_mix));
   }
 };
 
