@@ -309,12 +309,12 @@ void RunOnceBetweenLoads(void* arg) {
 RaceOutcome ContainsWithWriteBetweenLoads(const LiveTable& table, uint64_t key,
                                           std::function<void()> write) {
   OnceBetweenLoads w{std::move(write)};
-  LiveTable::test_between_loads_arg = &w;
-  LiveTable::test_between_loads = &RunOnceBetweenLoads;
+  detail::live_test_between_loads_arg = &w;
+  detail::live_test_between_loads = &RunOnceBetweenLoads;
   RaceOutcome r;
   r.found = table.Contains(key, &r.retries);
-  LiveTable::test_between_loads = nullptr;
-  LiveTable::test_between_loads_arg = nullptr;
+  detail::live_test_between_loads = nullptr;
+  detail::live_test_between_loads_arg = nullptr;
   r.hook_runs = w.runs;
   return r;
 }
@@ -421,6 +421,63 @@ TEST(LiveTable, ReaderSeesFingerprintRelocatedBetweenItsLoads) {
   EXPECT_EQ(r.hook_runs, 2) << "one retry after the interleaved insert";
 }
 
+// A writer is in the middle of moving K from A = 1 to P = 0 (its stripe is
+// odd: BeginWrite done, EndWrite not yet) when a reader of K starts: the
+// reader loads the odd version and bucket P (K not there yet); then, between
+// the reader's two loads, the writer stores K into P and removes it from A;
+// the reader loads A. Neither load saw K and the version did not change
+// (the write is still running): the reader must not validate a version it
+// first read odd (LiveTryContains clears that bit of its first read). It
+// retries, and the writer ends its move during the retry. The same read
+// path is LiveKeyFilter::Probe's (detail::LiveTryContains). 4 buckets,
+// deterministic.
+TEST(LiveTable, ReaderThatStartedDuringAMoveDoesNotValidate) {
+  const LiveLayout layout(12, 4, 0, 0);
+  LiveTable table(layout);
+  std::mt19937_64 rng(5);
+  std::vector<uint32_t> used;
+  // F0 in bucket 0 (pair {0, 3}, tie: primary), so that K (primary 0) goes
+  // to the less loaded A = 1.
+  ASSERT_TRUE(table.Insert(HashAt(layout, 0, 3, &rng, &used)));
+  const uint64_t k = HashAt(layout, 0, 1, &rng, &used);
+  ASSERT_TRUE(table.Insert(k));
+  const uint32_t pattern = layout.Place(k).pattern;
+  auto holds = [&](uint32_t b) {
+    return layout.Match(table.LoadBucket(b), pattern);
+  };
+  ASSERT_FALSE(holds(0));
+  ASSERT_EQ(layout.Slot(table.LoadBucket(1), 0), pattern);  // K alone in A
+
+  struct Steps {
+    std::function<void()> step[2];
+    int runs = 0;
+  } steps;
+  steps.step[0] = [&] {  // the move's two stores, inside the write
+    const uint64_t p0 = table.LoadBucket(0);
+    table.TestStoreBucket(0,
+                          layout.WithSlot(p0, layout.EmptySlot(p0), pattern));
+    table.TestStoreBucket(1, layout.WithSlot(table.LoadBucket(1), 0, 0));
+  };
+  steps.step[1] = [&] { table.TestEndWrite(0, 1); };
+  table.TestBeginWrite(0, 1);  // the move started before the reader
+  detail::live_test_between_loads_arg = &steps;
+  detail::live_test_between_loads = [](void* arg) {
+    auto* s = static_cast<Steps*>(arg);
+    if (s->runs < 2) s->step[s->runs]();
+    ++s->runs;
+  };
+  uint64_t retries = 0;
+  const bool found = table.Contains(k, &retries);
+  detail::live_test_between_loads = nullptr;
+  detail::live_test_between_loads_arg = nullptr;
+  EXPECT_TRUE(holds(0));
+  EXPECT_FALSE(holds(1));
+  EXPECT_TRUE(found) << "false negative: a read begun during a move "
+                        "validated against the running write's version";
+  EXPECT_GE(retries, 1u);
+  EXPECT_EQ(steps.runs, 2) << "one retry (K in P from the retry's first load)";
+}
+
 namespace {
 // Inside a reader's read section (between its two bucket loads), another
 // thread replaces the filter's table. Replace must not return (free the old
@@ -457,11 +514,11 @@ TEST(ReaderGate, RetiredTableOutlivesTheReadSectionsThatLoadedIt) {
     ReplaceDuringRead r;
     r.filter = &filter;
     r.builder = filter.BeginRebuild(2000);
-    LiveTable::test_between_loads_arg = &r;
-    LiveTable::test_between_loads = &ReplaceBetweenLoads;
+    detail::live_test_between_loads_arg = &r;
+    detail::live_test_between_loads = &ReplaceBetweenLoads;
     filter.MayContain(KeyHash(0x1234));
-    LiveTable::test_between_loads = nullptr;
-    LiveTable::test_between_loads_arg = nullptr;
+    detail::live_test_between_loads = nullptr;
+    detail::live_test_between_loads_arg = nullptr;
     r.writer.join();
     EXPECT_EQ(r.runs, 1);
     EXPECT_TRUE(r.replaced);

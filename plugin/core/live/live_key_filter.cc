@@ -109,15 +109,22 @@ std::string ValidateLiveKeyFilterOptions(const LiveKeyFilterOptions& options) {
 
 namespace internal {
 
-// Reader statistics of the threads whose ReaderSlot index maps here.
-// Updated with a relaxed load and store (not a read-modify-write): exact
-// while each reading thread has its own stripe. A lookup bumps one counter,
-// answers[its answer] (lookups = the sum).
-struct alignas(64) ReaderCounters {
-  std::atomic<uint64_t> answers[2] = {{0}, {0}};  // [0] absent, [1] may be
-  std::atomic<uint64_t> retries{0};
-};
-constexpr uint32_t kCounterStripes = 64;
+// Reader statistics: detail::LiveReaderCounters, one stripe per thread
+// (ReaderSlot::counters_offset). A lookup bumps one counter, answers[its
+// answer] (lookups = the sum).
+using ReaderCounters = detail::LiveReaderCounters;
+constexpr uint32_t kCounterStripes = detail::kLiveCounterStripes;
+
+// The table a published word points to (readiness ignored).
+inline LiveTable* TableOf(uintptr_t published) {
+  return static_cast<LiveTable*>(
+      reinterpret_cast<detail::LiveProbeTable*>(published & ~uintptr_t{1}));
+}
+// The word publishing `table` (ready).
+inline uintptr_t PublishedWord(LiveTable* table) {
+  return reinterpret_cast<uintptr_t>(
+      static_cast<detail::LiveProbeTable*>(table));
+}
 
 inline void Bump(std::atomic<uint64_t>* counter, uint64_t n) {
   counter->store(counter->load(std::memory_order_relaxed) + n,
@@ -275,7 +282,7 @@ LiveKeyFilter::LiveKeyFilter(const LiveKeyFilterOptions& options,
       options_.seed));
   static_assert(alignof(LiveTable) > kNotReady,
                 "the not-ready bit lives in the table address");
-  published_.store(reinterpret_cast<uintptr_t>(state_->current.get()),
+  published_.store(internal::PublishedWord(state_->current.get()),
                    std::memory_order_release);
 }
 
@@ -293,20 +300,6 @@ LiveKeyFilter::~LiveKeyFilter() {
 
 // ---------------------------------------------------------------- readers
 
-LiveKeyFilter::Answer LiveKeyFilter::Probe(KeyHash hash) const {
-  ReadSection section;
-  const uintptr_t published = published_.load(std::memory_order_acquire);
-  if ((published & kNotReady) != 0) return Answer::kNotReady;
-  ReaderCounters& c =
-      counters_[section.index() & (internal::kCounterStripes - 1)];
-  const bool result = TableOf(published)->Contains(hash.value, &c.retries);
-  internal::Bump(&c.answers[result], 1);
-  static_assert(static_cast<int>(Answer::kAbsent) == 0 &&
-                    static_cast<int>(Answer::kMayContain) == 1,
-                "Answer values index ReaderCounters::answers");
-  return static_cast<Answer>(result);
-}
-
 bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
                                     bool* out) const {
   ReadSection section;
@@ -317,7 +310,7 @@ bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
   }
   ReaderCounters& c =
       counters_[section.index() & (internal::kCounterStripes - 1)];
-  TableOf(published)->ContainsBatch(hashes, n, out, &c.retries);
+  internal::TableOf(published)->ContainsBatch(hashes, n, out, &c.retries);
   uint64_t absent = 0;
   for (size_t k = 0; k < n; ++k) absent += !out[k];
   internal::Bump(&c.answers[0], absent);
@@ -327,7 +320,7 @@ bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
 
 uint64_t LiveKeyFilter::size() const {
   ReadSection section;
-  return TableOf(published_.load(std::memory_order_acquire))->size();
+  return internal::TableOf(published_.load(std::memory_order_acquire))->size();
 }
 
 bool LiveKeyFilter::RescanWanted() const {
@@ -356,7 +349,7 @@ LiveKeyFilterStats LiveKeyFilter::GetStats() const {
   {
     ReadSection section;
     const LiveTable* table =
-        TableOf(published_.load(std::memory_order_acquire));
+        internal::TableOf(published_.load(std::memory_order_acquire));
     const LiveLayout& layout = table->layout();
     s.num_keys = table->size();
     s.num_buckets = table->num_buckets();
@@ -589,7 +582,7 @@ void LiveKeyFilter::PublishLocked(std::shared_ptr<LiveTable> table,
   }
   // The one store that changes what readers probe: the table and "ready"
   // together (publication protocol, live_key_filter.h).
-  published_.store(reinterpret_cast<uintptr_t>(st.current.get()),
+  published_.store(internal::PublishedWord(st.current.get()),
                    std::memory_order_release);
   ++st.generation;
   st.full_at_last_level = false;
@@ -766,7 +759,7 @@ bool LiveKeyFilter::Replace(std::unique_ptr<Builder> builder) {
 void LiveKeyFilter::MarkNotReady() {
   LiveFilterState& st = *state_;
   std::lock_guard<std::mutex> lock(st.mu);
-  published_.store(reinterpret_cast<uintptr_t>(st.current.get()) | kNotReady,
+  published_.store(internal::PublishedWord(st.current.get()) | kNotReady,
                    std::memory_order_release);
   ++st.generation;  // a running split is abandoned
   AbortRebuildLocked();

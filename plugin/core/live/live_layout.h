@@ -45,7 +45,8 @@
 
 #include <cstdint>
 
-#include "util/bit_util.h"  // FastRange32, Mix32
+#include "cuckoo/detail/live_probe.h"  // LivePlaceOf, LiveMatch
+#include "util/bit_util.h"             // FastRange32, Mix32
 
 namespace cuckoo {
 namespace internal {
@@ -67,11 +68,9 @@ constexpr int LiveMaxLevel(int fingerprint_bits) {
 
 // Where one item is looked for: its two buckets and the slot value that
 // matches it.
-struct LivePlace {
-  uint64_t i1;
-  uint64_t i2;
-  uint32_t pattern;
-};
+using LivePlace = detail::LivePlace;
+static_assert(kLiveTags == 16 && kLiveTagBits == 4,
+              "detail::LivePlaceOf takes the tag as the hash's top 4 bits");
 
 // The placement parameters of one table (f, b, c, d, seed), with the SWAR
 // constants derived from them. Immutable once made.
@@ -84,18 +83,18 @@ class LiveLayout {
       : f_(fingerprint_bits),
         b_(LiveSlotsPerBucket(fingerprint_bits)),
         d_(level),
-        c_(static_cast<uint32_t>(base_buckets)),
-        seed_(seed),
-        shift_(64 - fingerprint_bits),
-        slot_mask_((uint32_t{1} << fingerprint_bits) - 1),
-        g_max_(slot_mask_ - 1),
-        low_mask_((uint32_t{1} << level) - 1) {
-    for (int j = 0; j < b_; ++j) lane_ones_ |= uint64_t{1} << (j * f_);
-    lane_highs_ = lane_ones_ << (f_ - 1);
+        seed_(seed) {
+    detail::LivePlacement& p = p_;
+    p.c = static_cast<uint32_t>(base_buckets);
+    p.shift = static_cast<uint32_t>(64 - fingerprint_bits);
+    p.slot_mask = (uint32_t{1} << fingerprint_bits) - 1;
+    p.low_mask = (uint32_t{1} << level) - 1;
+    for (int j = 0; j < b_; ++j) p.lane_ones |= uint64_t{1} << (j * f_);
+    p.lane_highs = p.lane_ones << (f_ - 1);
     for (uint32_t t = 0; t < kLiveTags; ++t) {
       // r(t): odd, in [1, c - 1] (c even). Stored as c - r(t), in [1, c - 1].
-      const uint32_t r = FastRange32(Mix32(t * 0x9e3779b9u ^ seed), c_) | 1;
-      c_minus_r_[t] = c_ - r;
+      const uint32_t r = FastRange32(Mix32(t * 0x9e3779b9u ^ seed), p.c) | 1;
+      p.c_minus_r[t] = p.c - r;
     }
   }
 
@@ -103,49 +102,38 @@ class LiveLayout {
   int slots() const { return b_; }
   int level() const { return d_; }
   int width() const { return f_ - d_; }
-  uint64_t base_buckets() const { return c_; }
-  uint64_t num_buckets() const { return uint64_t{c_} << d_; }
+  uint64_t base_buckets() const { return p_.c; }
+  uint64_t num_buckets() const { return uint64_t{p_.c} << d_; }
   uint32_t seed() const { return seed_; }
   bool can_split() const {
     return d_ < LiveMaxLevel(f_) && 2 * num_buckets() <= kLiveMaxBuckets;
   }
   // The layout after one more split.
-  LiveLayout Split() const { return LiveLayout(f_, c_, d_ + 1, seed_); }
+  LiveLayout Split() const { return LiveLayout(f_, p_.c, d_ + 1, seed_); }
+  // The constants of the inline lookup path.
+  const detail::LivePlacement& placement() const { return p_; }
 
-  LivePlace Place(uint64_t hash) const {
-    // G, with 2^f - 1 replaced by 2^f - 2: min(G, 2^f - 2).
-    uint32_t g = static_cast<uint32_t>(hash >> shift_);
-    g = g < g_max_ ? g : g_max_;
-    const uint32_t a1 = FastRange32(static_cast<uint32_t>(hash), c_);
-    // The tag, the top T bits of G, is the top T bits of the hash: the
-    // substitution above changes only G's lowest bit (f > T).
-    const uint32_t a2 =
-        Alt(a1, static_cast<uint32_t>(hash >> (64 - kLiveTagBits)));
-    const uint64_t base = uint64_t{g & low_mask_} * c_;
-    // ~G within f bits: G ^ (2^f - 1), as G < 2^f.
-    return LivePlace{base + a1, base + a2, (g ^ slot_mask_) | low_mask_};
-  }
+  LivePlace Place(uint64_t hash) const { return detail::LivePlaceOf(p_, hash); }
 
   // The other bucket of the entry with stored value `slot` in bucket i.
   uint64_t AltOf(uint64_t i, uint32_t slot) const {
-    const uint64_t l = i / c_;
-    const uint32_t a = static_cast<uint32_t>(i - l * c_);
+    const uint64_t l = i / p_.c;
+    const uint32_t a = static_cast<uint32_t>(i - l * p_.c);
     const uint32_t tag = (~slot >> (f_ - kLiveTagBits)) & (kLiveTags - 1);
-    return l * c_ + Alt(a, tag);
+    return l * p_.c + Alt(a, tag);
   }
 
   // True if a slot of `word` equals `pattern` (non-zero). SWAR: exact, as a
   // borrow can only start in a lane that is zero after the XOR.
   bool Match(uint64_t word, uint32_t pattern) const {
-    const uint64_t x = word ^ (lane_ones_ * pattern);
-    return ((x - lane_ones_) & ~x & lane_highs_) != 0;
+    return detail::LiveMatch(p_, word, pattern);
   }
 
   uint32_t Slot(uint64_t word, int j) const {
-    return static_cast<uint32_t>(word >> (j * f_)) & slot_mask_;
+    return static_cast<uint32_t>(word >> (j * f_)) & p_.slot_mask;
   }
   uint64_t WithSlot(uint64_t word, int j, uint32_t value) const {
-    return (word & ~(uint64_t{slot_mask_} << (j * f_))) |
+    return (word & ~(uint64_t{p_.slot_mask} << (j * f_))) |
            (uint64_t{value} << (j * f_));
   }
   // Index of an empty slot, or -1.
@@ -166,7 +154,7 @@ class LiveLayout {
     if (b_ * f_ < 64 && (word >> (b_ * f_)) != 0) return false;
     for (int j = 0; j < b_; ++j) {
       const uint32_t s = Slot(word, j);
-      if (s != 0 && (s & low_mask_) != low_mask_) return false;
+      if (s != 0 && (s & p_.low_mask) != p_.low_mask) return false;
     }
     return true;
   }
@@ -195,23 +183,16 @@ class LiveLayout {
   uint32_t Alt(uint32_t a, uint32_t tag) const {
     // (c - a - r) mod c = (c - r) - a, plus c if negative: c - r in
     // [1, c - 1] and a in [0, c).
-    const uint32_t cr = c_minus_r_[tag];
+    const uint32_t cr = p_.c_minus_r[tag];
     const uint32_t x = cr - a;
-    return cr < a ? x + c_ : x;
+    return cr < a ? x + p_.c : x;
   }
 
   int f_ = 0;
   int b_ = 0;
   int d_ = 0;
-  uint32_t c_ = 0;
   uint32_t seed_ = 0;
-  int shift_ = 0;  // 64 - f
-  uint32_t slot_mask_ = 0;
-  uint32_t g_max_ = 0;  // 2^f - 2: the largest G used
-  uint32_t low_mask_ = 0;
-  uint64_t lane_ones_ = 0;
-  uint64_t lane_highs_ = 0;
-  uint32_t c_minus_r_[kLiveTags] = {};
+  detail::LivePlacement p_;
 };
 
 }  // namespace internal

@@ -12,11 +12,6 @@
 namespace cuckoo {
 namespace internal {
 
-#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
-void (*LiveTable::test_between_loads)(void* arg) = nullptr;
-void* LiveTable::test_between_loads_arg = nullptr;
-#endif
-
 uint64_t LiveTable::BaseBucketsFor(uint64_t keys, int fingerprint_bits,
                                    double load) {
   if (!(load > 0.0) || load > 1.0) load = 1.0;
@@ -30,13 +25,17 @@ uint64_t LiveTable::BaseBucketsFor(uint64_t keys, int fingerprint_bits,
 }
 
 LiveTable::LiveTable(const LiveLayout& layout)
-    : layout_(layout),
+    : detail::LiveProbeTable{layout.placement()},
+      layout_(layout),
       num_buckets_(layout.num_buckets()),
       // Zero-filled memory is a valid array of atomics holding 0 (trivial
       // default construction).
-      buckets_(num_buckets_),
-      versions_(kStripes),
-      sub_items_(new uint32_t[size_t{1} << layout.level()]()) {}
+      words_(kStripes + num_buckets_),
+      versions_(words_.get()),
+      buckets_(words_.get() + kStripes),
+      sub_items_(new uint32_t[size_t{1} << layout.level()]()) {
+  buckets = buckets_;
+}
 
 LiveTable::~LiveTable() = default;
 
@@ -284,4 +283,16 @@ void LiveTable::SplitFrom(const uint64_t* words, uint64_t first,
 }
 
 }  // namespace internal
+
+namespace detail {
+
+bool LiveContainsRetry(const LiveProbeTable& t, uint64_t i1, uint64_t i2,
+                       uint32_t pattern, std::atomic<uint64_t>* retries) {
+  // The table is a LiveTable (the only kind published): its out-of-line
+  // retry loop.
+  return static_cast<const internal::LiveTable&>(t).ContainsRetryOf(
+      i1, i2, pattern, retries);
+}
+
+}  // namespace detail
 }  // namespace cuckoo

@@ -70,10 +70,13 @@ namespace internal {
 
 class FrozenView;
 
-class LiveTable {
+// The reader's view (buckets, stripes, placement constants) comes first, so
+// that the inline lookup of LiveKeyFilter (detail::LiveContains) reads a
+// published table without knowing this class.
+class LiveTable : public detail::LiveProbeTable {
  public:
   // Seqlock stripes (power of two). 8 KiB of counters per table.
-  static constexpr uint32_t kStripes = 1024;
+  static constexpr uint32_t kStripes = detail::kLiveStripes;
   // Breadth-first search budget of one insert: at most this many buckets are
   // examined, on paths of at most kMaxPathLength moves.
   static constexpr int kMaxSearchNodes = 1024;
@@ -177,6 +180,12 @@ class LiveTable {
     return relocations_.load(std::memory_order_relaxed);
   }
 
+  // The retries of detail::LiveContains (after a raced read).
+  bool ContainsRetryOf(uint64_t i1, uint64_t i2, uint32_t pattern,
+                       std::atomic<uint64_t>* retries) const {
+    return ContainsRetry(i1, i2, pattern, retries);
+  }
+
   // Raw bucket words: LoadBucket is safe anywhere; InitBucket (of an empty
   // bucket) only before the table is shared with readers.
   uint64_t LoadBucket(uint64_t i) const {
@@ -194,47 +203,35 @@ class LiveTable {
   void DetachView(FrozenView* view);
 
 #ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
-  // Test builds only: when set, Contains calls it once between its two
-  // bucket loads (the hook clears itself if it wants to run once), so tests
-  // can interleave a writer deterministically at that point.
-  static void (*test_between_loads)(void* arg);
-  static void* test_between_loads_arg;
+  // Test builds only: the seqlock write side of one bucket pair, and raw
+  // bucket stores, so that tests can stop a writer in the middle of a move
+  // (between BeginWrite and EndWrite) at a reader's chosen point.
+  void TestBeginWrite(uint64_t i1, uint64_t i2) {
+    const uint32_t s = PairStripe(i1, i2);
+    BeginWrite(&s, 1);
+  }
+  void TestEndWrite(uint64_t i1, uint64_t i2) {
+    const uint32_t s = PairStripe(i1, i2);
+    EndWrite(&s, 1);
+  }
+  void TestStoreBucket(uint64_t i, uint64_t word) {
+    Store(i, word, std::memory_order_release);
+  }
 #endif
 
  private:
-  // One optimistic read; a read that raced a move or an erase (rare)
+  // One optimistic read (detail::LiveTryContains, the inline path of
+  // LiveKeyFilter::Probe); a read that raced a move or an erase (rare)
   // retries out of line, so the inline path holds no loop.
   template <typename Counter>
   bool ContainsAt(const LivePlace& p, Counter* retries) const {
-    const int r = TryContains(p);
-    if (__builtin_expect(r != kRaced, 1)) return r == kPresent;
+    const int r = detail::LiveTryContains(*this, p);
+    if (__builtin_expect(r != detail::kLiveRaced, 1)) {
+      return r == detail::kLivePresent;
+    }
     // Scalars, not the place's address: the inline path keeps it in
     // registers.
     return ContainsRetry(p.i1, p.i2, p.pattern, retries);
-  }
-  enum : int { kAbsent = 0, kPresent = 1, kRaced = 2 };
-  int TryContains(const LivePlace& p) const {
-    // Local copies of the array addresses: the acquire loads below would
-    // otherwise make the compiler reload them from the table.
-    const std::atomic<uint64_t>* const versions = versions_.get();
-    const std::atomic<uint64_t>* const buckets = buckets_.get();
-    const uint32_t s = PairStripe(p.i1, p.i2);
-    const uint64_t v = versions[s].load(std::memory_order_acquire);
-    const uint64_t w1 = buckets[p.i1].load(std::memory_order_relaxed);
-    RaceWindow();
-    const uint64_t w2 = buckets[p.i2].load(std::memory_order_relaxed);
-    // A fingerprint is only ever present for a present item: a match
-    // needs no validation.
-    if (layout_.Match(w1, p.pattern) | layout_.Match(w2, p.pattern)) {
-      return kPresent;
-    }
-    // Seqlock read side: the bucket loads above happen before this re-read,
-    // so a relocation or erase in this pair that overlapped them changed
-    // the version (or one was running: odd). One branch for both checks.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    const uint64_t raced =
-        (v & 1) | (versions[s].load(std::memory_order_relaxed) ^ v);
-    return raced == 0 ? kAbsent : kRaced;
   }
   template <typename Counter>
   CUCKOO_LIVE_COLD bool ContainsRetry(uint64_t i1, uint64_t i2,
@@ -246,8 +243,8 @@ class LiveTable {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #endif
-      const int r = TryContains(p);
-      if (r != kRaced) return r == kPresent;
+      const int r = detail::LiveTryContains(*this, p);
+      if (r != detail::kLiveRaced) return r == detail::kLivePresent;
     }
   }
   static void AddRetry(uint64_t* retries) { ++*retries; }
@@ -255,32 +252,12 @@ class LiveTable {
     retries->store(retries->load(std::memory_order_relaxed) + 1,
                    std::memory_order_relaxed);
   }
-#ifdef ROCKSDB_CUCKOO_LIVE_TABLE_RACE_WINDOW
-  // Test builds only: widens the window between a reader's two bucket loads
-  // so that races with relocations actually happen in tests, and runs the
-  // test hook (a deterministic interleaving) if one is set.
-  static void RaceWindow() {
-    if (test_between_loads != nullptr)
-      test_between_loads(test_between_loads_arg);
-    // About a microsecond (PAUSE takes tens of cycles), so that a writer
-    // often moves entries while a reader is between its loads.
-    for (int i = 0; i < 32; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#else
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-#endif
-    }
-  }
-#else
-  static void RaceWindow() {}
-#endif
   // The stripe of a bucket pair (symmetric: either order). Only entries
   // of the pair {i1, i2} can match a lookup whose buckets they are (the
   // compared slot value holds the tag, which fixes the alternate bucket), so
   // a move or erase needs to invalidate only the readers of its own pair.
   static uint32_t PairStripe(uint64_t i1, uint64_t i2) {
-    return static_cast<uint32_t>(i1 ^ i2) & (kStripes - 1);
+    return detail::LivePairStripe(i1, i2);
   }
   bool SearchAndInsert(const LivePlace& p);
   // Every bucket write goes through here (frozen views first).
@@ -298,9 +275,12 @@ class LiveTable {
 
   const LiveLayout layout_;
   const uint64_t num_buckets_;
-  const ZeroedArray<std::atomic<uint64_t>> buckets_;
-  const ZeroedArray<std::atomic<uint64_t>> versions_;  // kStripes seqlocks
-  std::atomic<uint64_t> num_items_{0};  // written by the writer only
+  // One allocation: kStripes seqlock versions, then the buckets (readers
+  // address both from the bucket pointer).
+  const ZeroedArray<std::atomic<uint64_t>> words_;
+  std::atomic<uint64_t>* const versions_;  // words_[0, kStripes)
+  std::atomic<uint64_t>* const buckets_;   // words_[kStripes, ...)
+  std::atomic<uint64_t> num_items_{0};     // written by the writer only
   std::atomic<uint64_t> relocations_{0};
   std::unique_ptr<uint32_t[]> sub_items_;  // items per low part l
   FrozenView* views_[kMaxViews] = {};

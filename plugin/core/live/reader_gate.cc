@@ -23,6 +23,12 @@ namespace internal {
 
 namespace {
 
+namespace reader_gate_detail {
+// Set before the first slot is handed out: readers may rely on the writer's
+// membarrier (true) or must fence themselves (false).
+std::atomic<bool> light_readers{false};
+}  // namespace reader_gate_detail
+
 #if defined(__linux__) && defined(__NR_membarrier)
 long Membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
@@ -54,7 +60,9 @@ class Registry {
     return *registry;
   }
 
-  ReaderSlot* Acquire() {
+  // A slot for the calling thread; `fast` is the thread's fast pointer
+  // (set here while sections need no fence, cleared on Release).
+  ReaderSlot* Acquire(std::atomic<ReaderSlot*>* fast) {
     std::lock_guard<std::mutex> lock(mu_);
     uint32_t index;
     if (!free_.empty()) {
@@ -64,26 +72,35 @@ class Registry {
       index = static_cast<uint32_t>(slots_.size());
       slots_.push_back(std::make_unique<ReaderSlot>());
       slots_.back()->index = index;
-      in_use_.push_back(false);
+      slots_.back()->counters_offset =
+          (index % detail::kLiveCounterStripes) *
+          static_cast<uint32_t>(sizeof(detail::LiveReaderCounters));
+      in_use_.push_back(nullptr);
     }
-    in_use_[index] = true;
-    slots_[index]->fence.store(
-        !reader_gate_detail::light_readers.load(std::memory_order_relaxed),
+    in_use_[index] = fast;
+    fast->store(
+        reader_gate_detail::light_readers.load(std::memory_order_relaxed)
+            ? slots_[index].get()
+            : nullptr,
         std::memory_order_relaxed);
     return slots_[index].get();
   }
 
-  // Every slot's sections fence themselves (or not) from now on.
+  // Every slot's sections fence themselves (or not) from now on: the fast
+  // pointers of the threads holding slots are cleared (or set).
   void SetFences(bool fence) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& slot : slots_) {
-      slot->fence.store(fence, std::memory_order_relaxed);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (in_use_[i] == nullptr) continue;
+      in_use_[i]->store(fence ? nullptr : slots_[i].get(),
+                        std::memory_order_relaxed);
     }
   }
 
   void Release(ReaderSlot* slot) {
     std::lock_guard<std::mutex> lock(mu_);
-    in_use_[slot->index] = false;
+    in_use_[slot->index]->store(nullptr, std::memory_order_relaxed);
+    in_use_[slot->index] = nullptr;
     free_.insert(slot->index);
   }
 
@@ -91,7 +108,7 @@ class Registry {
   void ActiveSlots(std::vector<std::pair<ReaderSlot*, uint64_t>>* out) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < slots_.size(); ++i) {
-      if (!in_use_[i]) continue;
+      if (in_use_[i] == nullptr) continue;
       const uint64_t state = slots_[i]->state.load(std::memory_order_acquire);
       if ((state & 1) != 0) out->emplace_back(slots_[i].get(), state);
     }
@@ -105,16 +122,22 @@ class Registry {
 
   std::mutex mu_;
   std::vector<std::unique_ptr<ReaderSlot>> slots_;  // by index; never freed
-  std::vector<bool> in_use_;
+  // By index: the fast pointer of the thread holding the slot, or null
+  // when the slot is free.
+  std::vector<std::atomic<ReaderSlot*>*> in_use_;
   std::set<uint32_t> free_;  // lowest index first
 };
+
+// This thread's slot once registered (also while its sections fence
+// themselves, when detail::live_fast_slot stays null).
+thread_local ReaderSlot* registered_slot CUCKOO_INITIAL_EXEC_TLS = nullptr;
 
 // Returns the thread's slot to the registry when the thread exits.
 struct SlotReleaser {
   ReaderSlot* slot = nullptr;
   ~SlotReleaser() {
     exited = true;
-    reader_gate_detail::this_thread_slot = nullptr;
+    registered_slot = nullptr;
     if (slot != nullptr) Registry::Get().Release(slot);
   }
   static thread_local bool exited;
@@ -123,21 +146,46 @@ thread_local bool SlotReleaser::exited = false;
 
 }  // namespace
 
-namespace reader_gate_detail {
-
-ReaderSlot* AcquireSlot() {
-  ReaderSlot* slot = Registry::Get().Acquire();
-  this_thread_slot = slot;
+ReaderSlot* ThisThreadReaderSlot() {
+  ReaderSlot* slot = registered_slot;
+  if (slot != nullptr) return slot;
   if (!SlotReleaser::exited) {
+    slot = Registry::Get().Acquire(&detail::live_fast_slot);
     static thread_local SlotReleaser releaser;
     releaser.slot = slot;
+  } else {
+    // A read during the thread's own exit, after its releaser ran: the slot
+    // is never returned (one cache line), and its sections take the slow
+    // (fenced) path: the registry must not keep the address of this
+    // thread's TLS, which is about to be freed.
+    static std::atomic<ReaderSlot*> orphans_fast_pointer{nullptr};
+    slot = Registry::Get().Acquire(&orphans_fast_pointer);
+    orphans_fast_pointer.store(nullptr, std::memory_order_relaxed);
   }
-  // else: a read during the thread's own exit, after its releaser ran: the
-  // slot is never returned (one cache line).
+  registered_slot = slot;
   return slot;
 }
 
-}  // namespace reader_gate_detail
+}  // namespace internal
+
+namespace detail {
+
+LiveReadSection EnterLiveReadSectionSlow() {
+  internal::ReaderSlot* slot = internal::ThisThreadReaderSlot();
+  const uint64_t state = slot->state.load(std::memory_order_relaxed) + 1;
+  slot->state.store(state, std::memory_order_relaxed);
+  if (live_fast_slot.load(std::memory_order_relaxed) == slot) {
+    // Registered just now, with sections that need no fence.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  return LiveReadSection{slot, state};
+}
+
+}  // namespace detail
+
+namespace internal {
 
 void SynchronizeReaders() {
   Registry& registry = Registry::Get();

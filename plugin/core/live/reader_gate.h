@@ -26,7 +26,11 @@
 //   2. It then waits until every slot that was odd has changed (its section
 //      ended; counters only grow, so a new section has another value).
 // Without membarrier (not Linux, or the kernel refuses to register), readers
-// use a seq_cst fence after their store instead (portable, slower).
+// use a seq_cst fence after their store instead (portable, slower). The
+// choice costs the light path nothing: a thread's fast slot pointer
+// (detail::live_fast_slot) is set only while its sections need no fence, so
+// the inline entry is one TLS load and a null test, and every fenced
+// section (or the thread's first) goes through EnterLiveReadSectionSlow.
 //
 // Per-thread statistics: ReaderSlot::index is small and unique among the
 // threads alive at the same time (the lowest free index), so owners index
@@ -37,72 +41,30 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cuckoo/detail/live_probe.h"
+
 namespace cuckoo {
 namespace internal {
 
-struct alignas(64) ReaderSlot {
-  // Odd inside a read section; written only by the owning thread.
-  std::atomic<uint64_t> state{0};
-  uint32_t index = 0;
-  // The sections of this slot fence themselves (no membarrier): set from
-  // the registry's mode when the slot is handed out (and by
-  // SetReaderFencesForTesting), read by the owner (one load, in the slot's
-  // line, instead of a global's).
-  std::atomic<bool> fence{false};
-};
-
-#if defined(__GNUC__) && defined(__linux__)
-// A static TLS offset: one load from %fs, no __tls_get_addr call, also when
-// the core is linked into a shared library (8 bytes of static TLS).
-#define CUCKOO_INITIAL_EXEC_TLS __attribute__((tls_model("initial-exec")))
-#else
-#define CUCKOO_INITIAL_EXEC_TLS
-#endif
-
-namespace reader_gate_detail {
-// Set before the first slot is handed out: readers may rely on the writer's
-// membarrier (true) or must fence themselves (false).
-inline std::atomic<bool> light_readers{false};
-// Defined inline with a constant initializer, so that every user accesses it
-// directly (no TLS wrapper call).
-inline thread_local ReaderSlot* this_thread_slot CUCKOO_INITIAL_EXEC_TLS =
-    nullptr;
-// Assigns this thread's slot (first read of the thread).
-ReaderSlot* AcquireSlot();
-}  // namespace reader_gate_detail
+using ReaderSlot = detail::LiveReaderSlot;
 
 // This thread's slot; registers the thread on its first call.
-inline ReaderSlot* ThisThreadReaderSlot() {
-  ReaderSlot* slot = reader_gate_detail::this_thread_slot;
-  if (__builtin_expect(slot == nullptr, 0)) {
-    slot = reader_gate_detail::AcquireSlot();
-  }
-  return slot;
-}
+ReaderSlot* ThisThreadReaderSlot();
 
-// RAII read section. Sections must not nest (one per thread at a time).
+// RAII read section (detail::EnterLiveReadSection: the inline path of
+// LiveKeyFilter::Probe enters the same way). Sections must not nest (one per
+// thread at a time).
 class ReadSection {
  public:
-  ReadSection() : slot_(ThisThreadReaderSlot()) {
-    state_ = slot_->state.load(std::memory_order_relaxed) + 1;
-    slot_->state.store(state_, std::memory_order_relaxed);
-    if (__builtin_expect(!slot_->fence.load(std::memory_order_relaxed), 1)) {
-      // Keeps the compiler from moving the section's loads above the store;
-      // the CPU may, which the writer's membarrier accounts for.
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-    } else {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-    }
-  }
-  ~ReadSection() { slot_->state.store(state_ + 1, std::memory_order_release); }
+  ReadSection() : section_(detail::EnterLiveReadSection()) {}
+  ~ReadSection() { detail::LeaveLiveReadSection(section_); }
   ReadSection(const ReadSection&) = delete;
   ReadSection& operator=(const ReadSection&) = delete;
 
-  uint32_t index() const { return slot_->index; }
+  uint32_t index() const { return section_.slot->index; }
 
  private:
-  ReaderSlot* slot_;
-  uint64_t state_;
+  const detail::LiveReadSection section_;
 };
 
 // Writer side. Call after publishing the replacement of an object (with a
