@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -334,14 +335,13 @@ TEST(FilteredDbRecentKeys, RebuildForgetsEveryKey) {
   }
 }
 
-// A Delete racing the Put that records its key: the Put is paused between
-// its filter insert and its DB write (stripe held; the key is recorded
-// already, before the write). The Delete waits for the stripe, then finds
-// the key recorded (live) and erases its copy. Neither order loses a key or
-// leaves a copy.
-TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
-  TempDir dir;
-  auto db = Open(dir.path());
+// Runs `write` on its own thread, paused (the first single-key write to get
+// there) at WriteOneShared:BeforeWrite, i.e. holding its key's stripe and
+// already recorded; meanwhile `other` runs on a second thread, which must
+// not finish while the write is paused (it waits for the stripe). Then the
+// write goes on and both threads are joined.
+void WriteWithAnotherWaitingBeforeItsDbWrite(
+    const std::function<void()>& write, const std::function<void()>& other) {
   static std::atomic<int> state{0};  // 1: paused, 2: released
   state = 0;
   live::SetTestHook([](const char* point) {
@@ -350,19 +350,32 @@ TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
     if (!state.compare_exchange_strong(expected, 1)) return;
     while (state.load() != 2) std::this_thread::yield();
   });
-  std::thread put([&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v").ok()); });
+  std::thread first(write);
   while (state.load() != 1) std::this_thread::yield();
-  std::atomic<bool> deleted{false};
-  std::thread del([&] {
-    EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok());
-    deleted = true;
+  std::atomic<bool> done{false};
+  std::thread second([&] {
+    other();
+    done = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(deleted.load()) << "the Delete ran inside the Put";
+  EXPECT_FALSE(done.load()) << "the second write ran inside the first";
   state = 2;
-  put.join();
-  del.join();
+  first.join();
+  second.join();
   live::SetTestHook(nullptr);
+}
+
+// A Delete racing the Put that records its key: the Put is paused between
+// its filter insert and its DB write (stripe held; the key is recorded
+// already, before the write). The Delete waits for the stripe, then finds
+// the key recorded (live) and erases its copy. Neither order loses a key or
+// leaves a copy.
+TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
+  TempDir dir;
+  auto db = Open(dir.path());
+  WriteWithAnotherWaitingBeforeItsDbWrite(
+      [&] { EXPECT_TRUE(db->Put(WriteOptions(), "k", "v").ok()); },
+      [&] { EXPECT_TRUE(db->Delete(WriteOptions(), "k").ok()); });
   db->WaitForDeleteChecks();
   const FilteredDBStats s = Stats(db.get());
   EXPECT_EQ(s.recent_key_hits, 1u);
@@ -383,30 +396,12 @@ TEST(FilteredDbRecentKeys, DeleteRacingThePutThatRecordsTheKey) {
 TEST(FilteredDbRecentKeys, DeleteWaitingForAFailedPutDoesNotTrustItsRecord) {
   TempDir dir;
   auto db = Open(dir.path());
-  static std::atomic<int> state{0};  // 1: paused, 2: released
-  state = 0;
-  live::SetTestHook([](const char* point) {
-    if (std::strcmp(point, "WriteOneShared:BeforeWrite") != 0) return;
-    int expected = 0;
-    if (!state.compare_exchange_strong(expected, 1)) return;
-    while (state.load() != 2) std::this_thread::yield();
-  });
   WriteOptions invalid;  // RocksDB refuses sync writes without WAL
   invalid.sync = true;
   invalid.disableWAL = true;
-  std::thread put([&] { EXPECT_FALSE(db->Put(invalid, "n", "v").ok()); });
-  while (state.load() != 1) std::this_thread::yield();
-  std::atomic<bool> deleted{false};
-  std::thread del([&] {
-    EXPECT_TRUE(db->Delete(WriteOptions(), "n").ok());
-    deleted = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(deleted.load()) << "the Delete ran inside the Put";
-  state = 2;
-  put.join();
-  del.join();
-  live::SetTestHook(nullptr);
+  WriteWithAnotherWaitingBeforeItsDbWrite(
+      [&] { EXPECT_FALSE(db->Put(invalid, "n", "v").ok()); },
+      [&] { EXPECT_TRUE(db->Delete(WriteOptions(), "n").ok()); });
   db->WaitForDeleteChecks();
   const FilteredDBStats s = Stats(db.get());
   EXPECT_EQ(s.recent_key_hits, 0u);

@@ -375,6 +375,18 @@ uint64_t HashAt(const LiveLayout& layout, uint64_t i1, uint64_t i2,
     return h;
   }
 }
+
+// Inserts F0 into bucket 0 (pair {0, 3}, tie: primary) and then K, whose
+// buckets are P = 0 and A = 1, so that K goes to the less loaded A (slot 0).
+// Returns K's hash.
+uint64_t InsertKIntoItsAlternate(LiveTable* table, const LiveLayout& layout,
+                                 std::mt19937_64* rng,
+                                 std::vector<uint32_t>* used) {
+  EXPECT_TRUE(table->Insert(HashAt(layout, 0, 3, rng, used)));
+  const uint64_t k = HashAt(layout, 0, 1, rng, used);
+  EXPECT_TRUE(table->Insert(k));
+  return k;
+}
 }  // namespace
 
 // K (buckets P = 0, A = 1) is stored in A. A reader of K loads P, then (in
@@ -389,11 +401,7 @@ TEST(LiveTable, ReaderSeesFingerprintRelocatedBetweenItsLoads) {
   LiveTable table(layout);
   std::mt19937_64 rng(3);
   std::vector<uint32_t> used;
-  // F0 in bucket 0 first (pair {0, 3}, tie: primary), so that K, whose
-  // primary is 0, goes to the less loaded A = 1 (slot 0).
-  ASSERT_TRUE(table.Insert(HashAt(layout, 0, 3, &rng, &used)));
-  const uint64_t k = HashAt(layout, 0, 1, &rng, &used);
-  ASSERT_TRUE(table.Insert(k));
+  const uint64_t k = InsertKIntoItsAlternate(&table, layout, &rng, &used);
   // Buckets 2 and 3 full (pair {2, 3}), then bucket 1 full (pair {1, 2}).
   for (int i = 0; i < 10; ++i)
     ASSERT_TRUE(table.Insert(HashAt(layout, 2, 3, &rng, &used)));
@@ -436,11 +444,7 @@ TEST(LiveTable, ReaderThatStartedDuringAMoveDoesNotValidate) {
   LiveTable table(layout);
   std::mt19937_64 rng(5);
   std::vector<uint32_t> used;
-  // F0 in bucket 0 (pair {0, 3}, tie: primary), so that K (primary 0) goes
-  // to the less loaded A = 1.
-  ASSERT_TRUE(table.Insert(HashAt(layout, 0, 3, &rng, &used)));
-  const uint64_t k = HashAt(layout, 0, 1, &rng, &used);
-  ASSERT_TRUE(table.Insert(k));
+  const uint64_t k = InsertKIntoItsAlternate(&table, layout, &rng, &used);
   const uint32_t pattern = layout.Place(k).pattern;
   auto holds = [&](uint32_t b) {
     return layout.Match(table.LoadBucket(b), pattern);

@@ -160,12 +160,16 @@ struct BlockedBucketPos {
   uint8_t shift = 0;
 };
 
-template <int kBucketBits, int kBuckets>
-struct BlockedBucketPositions {
-  BlockedBucketPos at[2 * kBuckets];  // at[j + nb] = at[j] (see below)
-  constexpr BlockedBucketPositions() : at() {
+// The byte and shift of bit `kOffset` of bucket j (j < 2 * nb, taken mod nb)
+// of a block, for an 8-byte load that stays inside the block: entry j + nb
+// is entry j, so that an index i1 + 1 + offset (< 2 * nb) needs no reduction
+// mod nb.
+template <int kBucketBits, int kBuckets, int kOffset>
+struct BlockedPositions {
+  BlockedBucketPos at[2 * kBuckets];
+  constexpr BlockedPositions() : at() {
     for (int j = 0; j < 2 * kBuckets; ++j) {
-      const int bit = (j % kBuckets) * kBucketBits;
+      const int bit = (j % kBuckets) * kBucketBits + kOffset;
       int byte = bit >> 3;
       byte = byte < static_cast<int>(kBlockBytes) - 8
                  ? byte
@@ -180,32 +184,15 @@ struct BlockedBucketPositions {
 // bucket's byte and shift (two byte loads from a line that stays in L1)
 // instead of computing them (a multiply, a clamp and a subtraction each).
 template <typename S>
-inline constexpr BlockedBucketPositions<S::kBucketBits,
-                                        BlockedBucketsPerBlock(S::kFpBits)>
+inline constexpr BlockedPositions<S::kBucketBits,
+                                  BlockedBucketsPerBlock(S::kFpBits), 0>
     kBlockedBucketPositions{};
 
-// The positions of the low parts of bucket j's entries (its bits from 12 on,
-// beside the 12-bit rank), for j < 2 * nb: entry j + nb is entry j, so
-// that an index i1 + 1 + offset (< 2 * nb) needs no reduction mod nb.
-template <int kBucketBits, int kBuckets>
-struct BlockedLowsPositions {
-  BlockedBucketPos at[2 * kBuckets];
-  constexpr BlockedLowsPositions() : at() {
-    for (int j = 0; j < 2 * kBuckets; ++j) {
-      const int bit = (j % kBuckets) * kBucketBits + 12;
-      int byte = bit >> 3;
-      byte = byte < static_cast<int>(kBlockBytes) - 8
-                 ? byte
-                 : static_cast<int>(kBlockBytes) - 8;
-      at[j].byte = static_cast<uint8_t>(byte);
-      at[j].shift = static_cast<uint8_t>(bit - 8 * byte);
-    }
-  }
-};
-
+// The positions of the low parts of a bucket's entries (its bits from 12
+// on, beside the 12-bit rank).
 template <typename S>
-inline constexpr BlockedLowsPositions<S::kBucketBits,
-                                      BlockedBucketsPerBlock(S::kFpBits)>
+inline constexpr BlockedPositions<S::kBucketBits,
+                                  BlockedBucketsPerBlock(S::kFpBits), 12>
     kBlockedLowsPositions{};
 
 // The 64-bit word holding bucket j (< 2 * nb, taken mod nb) of a block, shifted
