@@ -59,6 +59,7 @@ cuckoo_SOURCES += $(cuckoo_SOURCES-y)
 # Installed by RocksDB's "make install" under include/rocksdb/plugin/cuckoo/.
 cuckoo_HEADERS-y = \
 	include/cuckoo/cuckoo_filter.h \
+	include/cuckoo/detail/live_probe.h \
 	include/cuckoo/detail/probe.h \
 	include/cuckoo/detail/table_geometry.h \
 	include/cuckoo/live_key_filter.h \
