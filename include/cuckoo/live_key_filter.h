@@ -44,6 +44,16 @@
 //   any time, no lock and no atomic read-modify-write (see
 //   plugin/core/live/reader_gate.h). A retired table is freed once no
 //   reader can hold it.
+//   Not async-signal-safe: never call a method of this class (nor of
+//   FilteredDB) from a signal handler. A handler's lookup nested inside the
+//   interrupted thread's own lookup can let a writer free the table that
+//   lookup is reading (a false negative), and one that interrupts a
+//   thread's first lookup deadlocks.
+//   fork(): if another thread was inside a lookup (of any filter: readers
+//   share one process-wide registry) when the process forked, a writer in
+//   the child that must wait for readers (a split, Replace) waits forever
+//   for that thread's section. Fork only while no other thread reads a
+//   LiveKeyFilter or a FilteredDB, or use the filters only in the parent.
 // - Writers (Insert, Erase, BeginRebuild, Replace, AbortRebuild,
 //   MarkNotReady, Freeze, WaitForSplit): any thread; they serialize on the
 //   filter's own mutex (short holds). Builder: one thread at a time.
@@ -164,7 +174,9 @@ struct LiveKeyFilterStats {
   uint64_t rebuilds = 0;           // tables replaced by Replace (from keys or
                                    // from a snapshot)
   // ---- reader counters (per-thread stripes, relaxed; may undercount
-  // slightly when more than 64 threads read at the same time)
+  // slightly when more than 64 threads read at the same time; a thread's
+  // reads from its own thread_local destructors, late in its exit, each
+  // hold a reader slot for good and so count towards those 64)
   uint64_t lookups = 0;       // MayContain* keys answered from the table
   uint64_t absent = 0;        // ... of which answered "absent"
   uint64_t read_retries = 0;  // optimistic reads repeated (raced a move)
