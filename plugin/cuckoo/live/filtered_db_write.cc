@@ -427,7 +427,7 @@ Status FilteredDBImpl::WriteOne(const WriteOptions& wo, CfState* s, OpType type,
   // lock, the filter's work and the DB write instead of following it.
   const uint64_t hash = cuckoo::HashKey(View(key)).value;
   const uint64_t slot = KeySlot(s, hash);
-  __builtin_prefetch(&stripes_[slot % kStripes], 1);
+  __builtin_prefetch(&Stripe(s, hash), 1);
   check_snapshots_->Prefetch(slot);
   recent_keys_.Prefetch(slot);
   Status st;
