@@ -174,9 +174,7 @@ struct LiveKeyFilterStats {
   uint64_t rebuilds = 0;           // tables replaced by Replace (from keys or
                                    // from a snapshot)
   // ---- reader counters (per-thread stripes, relaxed; may undercount
-  // slightly when more than 64 threads read at the same time; a thread's
-  // reads from its own thread_local destructors, late in its exit, each
-  // hold a reader slot for good and so count towards those 64)
+  // slightly when more than 64 threads read at the same time)
   uint64_t lookups = 0;       // MayContain* keys answered from the table
   uint64_t absent = 0;        // ... of which answered "absent"
   uint64_t read_retries = 0;  // optimistic reads repeated (raced a move)

@@ -6,6 +6,7 @@
 // rebuild, not-ready and checkpoint protocols (LiveKeyFilter), the reader
 // gate, and snapshot format version 2.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <xxhash.h>
 
@@ -541,6 +542,86 @@ LiveKeyFilterOptions SmallOptions(int f = 12, bool background = true) {
   o.initial_capacity = 1000;
   o.background_splits = background;
   return o;
+}
+
+namespace {
+// Reads once from its destructor. As a thread_local constructed before the
+// thread's first read, it is destroyed after whatever thread_local the
+// reader gate constructs at that read.
+struct ReadOnThreadExit {
+  LiveKeyFilter* filter = nullptr;
+  ~ReadOnThreadExit() {
+    if (filter != nullptr) filter->MayContain(KeyHash(7));
+  }
+};
+uint32_t SlotIndexOfANewThread() {
+  uint32_t index = 0;
+  std::thread([&] { index = internal::ThisThreadReaderSlot()->index; }).join();
+  return index;
+}
+}  // namespace
+
+// Threads that read from their thread_local destructors return their reader
+// slots too: the registry does not grow with them, and a later thread gets
+// a low index (its own one of the filter's 64 counter stripes, which keeps
+// GetStats().lookups exact). Hostile review 7 (F4, F5): each such thread
+// kept a slot forever, so after 63 of them two live threads shared a stripe.
+TEST(ReaderGate, ReadsFromThreadLocalDestructorsReturnTheirSlots) {
+  LiveKeyFilter filter(SmallOptions(), 1000);
+  ASSERT_TRUE(filter.Insert(KeyHash(7)));
+  const uint32_t before = SlotIndexOfANewThread();
+  for (uint64_t i = 0; i < 100; ++i) {
+    std::thread([&filter, i] {
+      static thread_local ReadOnThreadExit reader;
+      reader.filter = &filter;
+      EXPECT_TRUE(filter.MayContain(KeyHash(7)));  // the thread's first read
+      filter.MayContain(KeyHash(i));
+    }).join();
+  }
+  EXPECT_LE(SlotIndexOfANewThread(), before + 1);
+  EXPECT_EQ(filter.GetStats().lookups, 300u);
+}
+
+// Reads from pthread key destructors, in every round glibc runs (the key
+// sets itself again each time): the gate registers the thread again after
+// its own key's destructor ran, and in the last round takes a slot it never
+// returns. Lookups stay right and later writers (which wait for readers)
+// and fence switches (which write each registered thread's fast pointer)
+// still work.
+namespace {
+pthread_key_t reading_key;
+LiveKeyFilter* key_filter = nullptr;
+std::atomic<int> key_reads{0};
+void ReadFromKeyDestructor(void* value) {
+  if (!key_filter->MayContain(KeyHash(7))) ADD_FAILURE() << "false negative";
+  key_reads.fetch_add(1);
+  pthread_setspecific(reading_key, value);  // once more, next round
+}
+}  // namespace
+
+TEST(ReaderGate, ReadsFromPthreadKeyDestructorsInEveryRound) {
+  LiveKeyFilter filter(SmallOptions(), 1000);
+  ASSERT_TRUE(filter.Insert(KeyHash(7)));
+  key_filter = &filter;
+  ASSERT_EQ(pthread_key_create(&reading_key, &ReadFromKeyDestructor), 0);
+  const uint32_t before = SlotIndexOfANewThread();
+  for (int i = 0; i < 20; ++i) {
+    std::thread([&filter] {
+      EXPECT_TRUE(filter.MayContain(KeyHash(7)));
+      pthread_setspecific(reading_key, &filter);
+    }).join();
+  }
+  EXPECT_GE(key_reads.load(), 20 * 2);
+  // At most one slot per thread is kept (the last round's).
+  EXPECT_LE(SlotIndexOfANewThread(), before + 21);
+  internal::SetReaderFencesForTesting(false);
+  internal::SetReaderFencesForTesting(true);
+  auto builder = filter.BeginRebuild(2000);
+  ASSERT_TRUE(builder->Add(KeyHash(7)));
+  ASSERT_TRUE(filter.Replace(std::move(builder)));
+  EXPECT_TRUE(filter.MayContain(KeyHash(7)));
+  pthread_key_delete(reading_key);
+  key_filter = nullptr;
 }
 
 TEST(LiveKeyFilter, ValidatesOptions) {

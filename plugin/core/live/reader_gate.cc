@@ -3,6 +3,9 @@
 
 #include "live/reader_gate.h"
 
+#include <pthread.h>
+
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -132,36 +135,56 @@ class Registry {
 // themselves, when detail::live_fast_slot stays null).
 thread_local ReaderSlot* registered_slot CUCKOO_INITIAL_EXEC_TLS = nullptr;
 
-// Returns the thread's slot to the registry when the thread exits.
-struct SlotReleaser {
-  ReaderSlot* slot = nullptr;
-  ~SlotReleaser() {
-    exited = true;
-    registered_slot = nullptr;
-    if (slot != nullptr) Registry::Get().Release(slot);
-  }
-  static thread_local bool exited;
-};
-thread_local bool SlotReleaser::exited = false;
+// The thread's slot returns to the registry from the destructor of a pthread
+// key. Key destructors run after all of the thread's thread_local
+// destructors (glibc and musl: __call_tls_dtors, then the keys), so a read
+// from a thread_local destructor still finds the thread's slot and the slot
+// is returned afterwards. A read from another library's key destructor
+// after ours ran registers again and sets the key again, which runs our
+// destructor again in the next round, for up to PTHREAD_DESTRUCTOR_ITERATIONS
+// rounds. Counted here (trivially destructible: valid until the thread's
+// TLS is freed).
+thread_local int release_rounds CUCKOO_INITIAL_EXEC_TLS = 0;
+
+void ReleaseThisThreadSlot(void* slot) {
+  ++release_rounds;
+  registered_slot = nullptr;
+  Registry::Get().Release(static_cast<ReaderSlot*>(slot));
+}
+
+pthread_key_t SlotKey() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    if (pthread_key_create(&k, &ReleaseThisThreadSlot) != 0) {
+      std::fprintf(stderr, "cuckoo: pthread_key_create failed\n");
+      std::abort();
+    }
+    return k;
+  }();
+  return key;
+}
 
 }  // namespace
 
 ReaderSlot* ThisThreadReaderSlot() {
   ReaderSlot* slot = registered_slot;
   if (slot != nullptr) return slot;
-  if (!SlotReleaser::exited) {
+  if (release_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+    const pthread_key_t key = SlotKey();
     slot = Registry::Get().Acquire(&detail::live_fast_slot);
-    static thread_local SlotReleaser releaser;
-    releaser.slot = slot;
-  } else {
-    // A read during the thread's own exit, after its releaser ran: the slot
-    // is never returned (one cache line), and its sections take the slow
-    // (fenced) path: the registry must not keep the address of this
-    // thread's TLS, which is about to be freed.
-    static std::atomic<ReaderSlot*> orphans_fast_pointer{nullptr};
-    slot = Registry::Get().Acquire(&orphans_fast_pointer);
-    orphans_fast_pointer.store(nullptr, std::memory_order_relaxed);
+    if (pthread_setspecific(key, slot) == 0) {
+      registered_slot = slot;
+      return slot;
+    }
+    Registry::Get().Release(slot);  // ENOMEM: taken as an orphan below
   }
+  // A read after the thread's last round of key destructors (or without
+  // the key): the slot is never returned (one cache line), and its sections
+  // take the slow (fenced) path: the registry must not keep the address of
+  // this thread's TLS, which is about to be freed.
+  static std::atomic<ReaderSlot*> orphans_fast_pointer{nullptr};
+  slot = Registry::Get().Acquire(&orphans_fast_pointer);
+  orphans_fast_pointer.store(nullptr, std::memory_order_relaxed);
   registered_slot = slot;
   return slot;
 }

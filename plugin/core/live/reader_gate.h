@@ -5,8 +5,10 @@
 // read sections that may still use a retired object. Internal header.
 //
 // Every thread that reads gets a slot from a process-wide registry (on its
-// first read; the slot returns to the registry when the thread exits and is
-// reused by a later thread, so any number of threads may read over time).
+// first read; the slot returns to the registry when the thread exits, from
+// a pthread key destructor, so after the thread's thread_local destructors,
+// which may read too, and is reused by a later thread: any number of
+// threads may read over time).
 // A slot is a cache line with a counter only its thread writes: odd while
 // the thread is inside a read section. Entering a section is a relaxed load
 // and a relaxed store of the counter plus a compiler barrier; leaving it is a
