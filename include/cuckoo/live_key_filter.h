@@ -432,11 +432,8 @@ inline LiveKeyFilter::Answer LiveKeyFilter::Probe(KeyHash hash) const {
   const uintptr_t published = published_.load(std::memory_order_acquire);
   Answer answer = Answer::kNotReady;
   if (CUCKOO_LIVE_LIKELY((published & kNotReady) == 0)) {
-    // This thread's stripe: counters_offset is a byte offset.
     detail::LiveReaderCounters* const c =
-        reinterpret_cast<detail::LiveReaderCounters*>(
-            reinterpret_cast<char*>(counters_.get()) +
-            section.slot->counters_offset);
+        detail::LiveCountersOf(counters_.get(), section.slot);
     const bool may = detail::LiveContains(
         *reinterpret_cast<const detail::LiveProbeTable*>(published), hash.value,
         &c->retries);

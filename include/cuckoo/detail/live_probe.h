@@ -61,6 +61,14 @@ struct alignas(64) LiveReaderSlot {
   uint32_t counters_offset = 0;
 };
 
+// The counters of the thread that holds `slot` in a filter's array of
+// kLiveCounterStripes.
+inline LiveReaderCounters* LiveCountersOf(LiveReaderCounters* stripes,
+                                          const LiveReaderSlot* slot) {
+  return reinterpret_cast<LiveReaderCounters*>(
+      reinterpret_cast<char*>(stripes) + slot->counters_offset);
+}
+
 // This thread's slot while its read sections need no fence (the writers'
 // membarrier covers them); null before the thread's first read section and
 // while sections must fence themselves (then every section takes

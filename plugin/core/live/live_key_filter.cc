@@ -308,8 +308,7 @@ bool LiveKeyFilter::MayContainBatch(const KeyHash* hashes, size_t n,
     for (size_t k = 0; k < n; ++k) out[k] = true;
     return false;
   }
-  ReaderCounters& c =
-      counters_[section.index() & (internal::kCounterStripes - 1)];
+  ReaderCounters& c = *detail::LiveCountersOf(counters_.get(), section.slot());
   internal::TableOf(published)->ContainsBatch(hashes, n, out, &c.retries);
   uint64_t absent = 0;
   for (size_t k = 0; k < n; ++k) absent += !out[k];

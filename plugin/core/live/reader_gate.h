@@ -63,7 +63,7 @@ class ReadSection {
   ReadSection(const ReadSection&) = delete;
   ReadSection& operator=(const ReadSection&) = delete;
 
-  uint32_t index() const { return section_.slot->index; }
+  const ReaderSlot* slot() const { return section_.slot; }
 
  private:
   const detail::LiveReadSection section_;
