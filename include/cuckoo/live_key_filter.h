@@ -54,6 +54,12 @@
 //   the child that must wait for readers (a split, Replace) waits forever
 //   for that thread's section. Fork only while no other thread reads a
 //   LiveKeyFilter or a FilteredDB, or use the filters only in the parent.
+//   Unloading: a thread that has read a filter runs a pthread key
+//   destructor of this library when it exits (returning its reader slot),
+//   so a shared object that contains the library must stay mapped while
+//   such threads may exit. librocksdb_cuckoo.so is linked with -z nodelete
+//   (dlclose leaves it loaded); link a shared object of yours that embeds
+//   the static library the same way.
 // - Writers (Insert, Erase, BeginRebuild, Replace, AbortRebuild,
 //   MarkNotReady, Freeze, WaitForSplit): any thread; they serialize on the
 //   filter's own mutex (short holds). Builder: one thread at a time.

@@ -32,9 +32,13 @@ TEST(SharedLibraryTest, NotRegisteredBeforeLoading) {
   EXPECT_EQ(policy, nullptr);
 }
 
+// The handle of the test below, closed by StaysLoadedAfterDlclose.
+void* loaded_handle = nullptr;
+
 TEST(SharedLibraryTest, LoadingRegistersTheFactories) {
   void* handle = dlopen(CUCKOO_SHARED_LIBRARY_PATH, RTLD_NOW | RTLD_GLOBAL);
   ASSERT_NE(handle, nullptr) << dlerror();
+  loaded_handle = handle;
   using CountFn = int (*)();
   auto registered = reinterpret_cast<CountFn>(
       dlsym(handle, "rocksdb_cuckoo_shared_library_registered"));
@@ -64,7 +68,29 @@ TEST(SharedLibraryTest, LoadingRegistersTheFactories) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_NE(table.filter_policy, nullptr);
   EXPECT_STREQ(table.filter_policy->Name(), "cuckoofilter:16");
-  // The policy (code of the library) is still referenced: keep it loaded.
+}
+
+// dlclose of every handle leaves the library mapped (linked with
+// -z nodelete): RocksDB's ObjectLibrary keeps the factories it registered,
+// and a thread that read a live-key filter runs the reader gate's pthread
+// key destructor, code of this library, when it exits, possibly long after.
+TEST(SharedLibraryTest, StaysLoadedAfterDlclose) {
+  void* handle = dlopen(CUCKOO_SHARED_LIBRARY_PATH, RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  ASSERT_EQ(dlclose(handle), 0) << dlerror();
+  if (loaded_handle != nullptr) {
+    ASSERT_EQ(dlclose(loaded_handle), 0) << dlerror();
+    loaded_handle = nullptr;
+  }
+  void* again =
+      dlopen(CUCKOO_SHARED_LIBRARY_PATH, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  EXPECT_NE(again, nullptr) << "librocksdb_cuckoo.so was unloaded by dlclose";
+  // Still registered (the factories' code is mapped).
+  std::shared_ptr<const rdb::FilterPolicy> policy;
+  ASSERT_TRUE(rdb::FilterPolicy::CreateFromString(rdb::ConfigOptions(),
+                                                  "cuckoofilter:10", &policy)
+                  .ok());
+  EXPECT_NE(policy, nullptr);
 }
 
 }  // namespace
