@@ -19,6 +19,7 @@
 
 #include "filtered_txn_test_util.h"
 #include "rocksdb/utilities/transaction.h"
+#include "rocksdb/utilities/write_batch_with_index.h"
 #include "rocksdb/version.h"
 
 namespace rocksdb_cuckoo {
@@ -514,6 +515,88 @@ TEST_F(FilteredTxnTest, ColumnFamilies) {
   ASSERT_TRUE(db_->Close().ok());
 }
 
+// A transaction whose batch is near TransactionOptions::max_write_batch_size
+// commits: the filter's effect record (8 bytes per inserted key) is left
+// out when it does not fit, instead of failing Transaction::PutLogData's
+// assertion (hostile review 8, F1: an abort at 73% of the limit).
+TEST_F(FilteredTxnTest, CommitNearMaxWriteBatchSizeLeavesOutTheRecord) {
+  for (size_t max : {size_t{1000}, size_t{4000}}) {
+    SCOPED_TRACE(max);
+    TransactionOptions o;
+    o.max_write_batch_size = max;
+    std::unique_ptr<Transaction> txn(Begin(o));
+    std::vector<std::string> keys;
+    while (txn->GetWriteBatch()->GetWriteBatch()->GetDataSize() + 40 < max) {
+      keys.push_back(Key(keys.size()) + "/" + std::to_string(max));
+      ASSERT_TRUE(txn->Put(keys.back(), "0123456789").ok());
+    }
+    ASSERT_TRUE(txn->Commit().ok());
+    std::string value;
+    for (const std::string& k : keys) {
+      ASSERT_TRUE(db_->Get(ReadOptions(), k, &value).ok()) << k;
+    }
+  }
+  const uint64_t live = FilterKeys(db_.get());
+  Reopen();
+  EXPECT_EQ(FilterKeys(db_.get()), live);
+}
+
+// LogData blobs reserved for the filter's records (first byte 0xC5) are
+// refused by commits that have no operation too, and by Prepare, which
+// writes the batch to the WAL (hostile review 8, F2: such commits returned
+// OK and the blob reached the WAL, where a replay read it as a record).
+TEST_F(FilteredTxnTest, ReservedLogDataIsRefusedWithoutOperations) {
+  const std::string reserved("\xC5\x02forged", 8);
+  ASSERT_TRUE(db_->Put(WriteOptions(), "k", "v").ok());
+  auto refused = [&](const std::function<Status(Transaction*)>& fill) {
+    std::unique_ptr<Transaction> txn(Begin());
+    Status s = fill(txn.get());
+    if (s.ok()) s = txn->Commit();
+    const bool invalid = s.IsInvalidArgument();
+    EXPECT_TRUE(txn->Rollback().ok());
+    return invalid;
+  };
+  EXPECT_TRUE(refused([&](Transaction* t) {
+    t->PutLogData(reserved);
+    return Status::OK();
+  })) << "LogData only";
+  EXPECT_TRUE(refused([&](Transaction* t) {
+    std::string value;
+    Status s = t->GetForUpdate(ReadOptions(), "k", &value);
+    t->PutLogData(reserved);
+    return s;
+  })) << "GetForUpdate and LogData";
+  EXPECT_TRUE(refused([&](Transaction* t) {
+    t->PutLogData(reserved);
+    t->SetSavePoint();
+    Status s = t->Put("p", "v");
+    if (s.ok()) s = t->RollbackToSavePoint();
+    return s;
+  })) << "LogData, then a Put undone by RollbackToSavePoint";
+  EXPECT_TRUE(refused([&](Transaction* t) {
+    Status s = t->SetName("reserved-prepare");
+    if (s.ok()) s = t->Put("q", "v");
+    t->PutLogData(reserved);
+    if (s.ok()) s = t->Prepare();
+    return s;
+  })) << "Prepare";
+  EXPECT_TRUE(refused([&](Transaction* t) {
+    Status s = t->SetName("reserved-commit-time");
+    if (s.ok()) s = t->Put("r", "v");
+    if (s.ok()) s = t->Prepare();
+    if (s.ok()) s = t->GetCommitTimeWriteBatch()->PutLogData(reserved);
+    return s;
+  })) << "a prepared transaction's commit-time batch";
+  // Blobs of the application's own still commit.
+  std::unique_ptr<Transaction> txn(Begin());
+  txn->PutLogData("mine");
+  EXPECT_TRUE(txn->Commit().ok());
+  std::string value;
+  EXPECT_TRUE(db_->Get(ReadOptions(), "p", &value).IsNotFound());
+  EXPECT_TRUE(db_->Get(ReadOptions(), "q", &value).IsNotFound());
+  EXPECT_TRUE(db_->Get(ReadOptions(), "r", &value).IsNotFound());
+}
+
 TEST(FilteredTxnOpen, RefusesWritePreparedAndUnprepared) {
   TempDir dir;
   std::unique_ptr<FilteredTransactionDB> db;
@@ -646,6 +729,13 @@ TEST_F(FilteredOccTest, GetForUpdateTracksBeforeItReads) {
 // once, without reading k, and the other key becomes a false negative. The
 // test finds such a key (8-bit fingerprints, 8 buckets: about one key in
 // 500) and checks that it survives the Delete of k.
+TEST_F(FilteredOccTest, ReservedLogDataIsRefusedWithoutOperations) {
+  std::unique_ptr<Transaction> txn(Begin());
+  txn->PutLogData(std::string("\xC5\x02forged", 8));
+  EXPECT_TRUE(txn->Commit().IsInvalidArgument());
+  EXPECT_TRUE(txn->Rollback().ok());
+}
+
 TEST(FilteredOccRecentKeys, CommitDeletingARecentKeyLeavesNoStaleRecord) {
   TempDir dir;
   FilteredDBOptions fopts = test::SmallFilterOptions(64);

@@ -87,8 +87,11 @@ Status FilteredTransaction::SetName(const TransactionName& name) {
 
 Status FilteredTransaction::Prepare() {
   // A prepared transaction's writes are not live (WRITE_COMMITTED writes
-  // them to the WAL only): nothing for the filter.
-  Status s = inner_->Prepare();
+  // them to the WAL only): nothing for the filter. Its batch reaches the
+  // WAL now, so reserved LogData is refused here.
+  Status s = CheckLogData(inner_->GetWriteBatch()->GetWriteBatch());
+  if (!s.ok()) return s;
+  s = inner_->Prepare();
   SyncState();
   return s;
 }
@@ -120,7 +123,12 @@ Status FilteredTransaction::Commit() {
   // then makes it fail with InvalidArgument before writing).
   if ((batch->Count() == 0 && !(prepared && has_commit_time)) ||
       (!prepared && has_commit_time)) {
-    Status s = inner_->Commit();
+    // No operation, but LogData still reaches the WAL (also that of a
+    // prepared transaction's commit-time batch).
+    Status s = CheckLogData(batch);
+    if (s.ok() && prepared) s = CheckLogData(commit_time);
+    if (!s.ok()) return s;
+    s = inner_->Commit();
     SyncState();
     return s;
   }
@@ -131,7 +139,8 @@ Status FilteredTransaction::Commit() {
   std::vector<Op>& ops = commit_ops_;
   ops.clear();
   CommitCollector collector(ctx_->engine->FamiliesById(), &ops);
-  if (prepared && has_commit_time) {
+  if (prepared && commit_time != nullptr) {
+    // Also without operations: its LogData is committed.
     Status s = commit_time->Iterate(&collector);
     if (!s.ok()) return s;
   }
@@ -148,13 +157,32 @@ Status FilteredTransaction::Commit() {
     s = ctx_->engine->WriteForTransaction(
         *inner_->GetWriteOptions(), &ops,
         [this, prepared, batch](const live::effect_log::WriteEffects& e) {
-          if (!prepared) inner_->PutLogData(e.Record(batch->Count()));
+          if (!prepared) AppendEffectRecord(inner_, e.Record(batch->Count()));
           return inner_->Commit();
         },
         &CommitNotWritten);
   }
   SyncState();
   return s;
+}
+
+void AppendEffectRecord(Transaction* txn, const Slice& record) {
+  // The same append as Transaction::PutLogData (its WriteBatchWithIndex
+  // only forwards LogData to its batch), with the status kept: a batch over
+  // its max_bytes is left as it was.
+  txn->GetWriteBatch()
+      ->GetWriteBatch()
+      ->PutLogData(record)
+      .PermitUncheckedError();
+}
+
+Status FilteredTransaction::CheckLogData(WriteBatch* b) {
+  if (b == nullptr) return Status::OK();
+  commit_ops_.clear();
+  CommitCollector collector(ctx_->engine->FamiliesById(), &commit_ops_);
+  Status s = b->Iterate(&collector);
+  commit_ops_.clear();
+  return s.ok() ? collector.LogDataStatus() : s;
 }
 
 void FilteredTransaction::CopyKeys(std::vector<Op>* ops) {

@@ -97,6 +97,14 @@ struct TxnContext {
 // prepared): WriteForTransaction then undoes its filter inserts.
 bool CommitNotWritten(const ROCKSDB_NAMESPACE::Status& s);
 
+// Appends the filter's effect record to a transaction's batch, or leaves it
+// out when the batch cannot take it (TransactionOptions::
+// max_write_batch_size: Transaction::PutLogData asserts that it fits). A
+// write without its record is one a replay finds uncovered: it falls back
+// to a scan, as for a plain batch at its max_bytes (effect_log.h).
+void AppendEffectRecord(ROCKSDB_NAMESPACE::Transaction* txn,
+                        const ROCKSDB_NAMESPACE::Slice& record);
+
 // Collects the operations of a transaction's batches (BatchCollector, with
 // the two-phase-commit markers of a prepared batch ignored).
 class CommitCollector : public BatchCollector {
@@ -449,6 +457,9 @@ class FilteredTransaction final : public ROCKSDB_NAMESPACE::Transaction {
   Status LockForRead(const ReadOptions& options,
                      ColumnFamilyHandle* column_family, const Slice& key,
                      bool exclusive, bool do_validate);
+  // InvalidArgument if `batch` holds a LogData blob reserved for the
+  // filter's records (effect_log::kMagic); OK for null.
+  Status CheckLogData(WriteBatch* batch);
   // Points the keys of `ops` (slices into the transaction's batches) at
   // copies in key_store_.
   void CopyKeys(std::vector<Op>* ops);

@@ -359,7 +359,8 @@ class FilteredTxnDBImpl final : public WithEngine<FilteredTransactionDB> {
     return engine_->WriteForTransaction(
         wo, &ops,
         [&](const effect_log::WriteEffects& e) {
-          t->PutLogData(e.Record(t->GetWriteBatch()->GetWriteBatch()->Count()));
+          AppendEffectRecord(
+              t.get(), e.Record(t->GetWriteBatch()->GetWriteBatch()->Count()));
           return t->Commit();
         },
         &CommitNotWritten);
