@@ -600,6 +600,12 @@ void ReadFromKeyDestructor(void* value) {
 }  // namespace
 
 TEST(ReaderGate, ReadsFromPthreadKeyDestructorsInEveryRound) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan finishes a thread from its own key destructor in the last round;
+  // instrumented code that runs after it in that round (this test's reads)
+  // crashes inside TSan's runtime. Release and ASan builds run it.
+  GTEST_SKIP() << "reads after TSan's thread finish";
+#endif
   LiveKeyFilter filter(SmallOptions(), 1000);
   ASSERT_TRUE(filter.Insert(KeyHash(7)));
   key_filter = &filter;
