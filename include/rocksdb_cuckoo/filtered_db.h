@@ -394,11 +394,13 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   virtual void WaitForFilterRebuilds() = 0;
   // Waits until every deferred delete check of the writes so far is resolved
   // (defer_delete_checks): the filter then holds exactly one fingerprint per
-  // live key, except fingerprints of deleted keys that an earlier crash left
-  // (a checkpoint's WAL replay does not apply the delete checks logged by a
-  // session other than the checkpoint's, nor those logged after the DB's
-  // last write): extra positives, never a missing key, until the next
-  // rebuild (RebuildFilter, or a rescan when the load asks for one).
+  // live key, except fingerprints of deleted keys that an earlier crash left:
+  // a checkpoint's WAL replay applies the delete checks logged by the
+  // checkpoint's session and by every session opened after the checkpoint,
+  // but not those of a session opened before it, nor those logged after
+  // the DB's last write (until a later write follows them): extra
+  // positives, never a missing key, until the next rebuild (RebuildFilter,
+  // or a rescan when the load asks for one).
   virtual void WaitForDeleteChecks() = 0;
 
  protected:

@@ -934,6 +934,36 @@ TEST(FilteredDBCheckpoint, TrailingCheckerRecordsLeaveExtraFingerprintsOnly) {
   EXPECT_EQ(FoundOfTheFirst(db.get(), 100), 0u);
 }
 
+// Hostile review 8, O1. Sessions killed one after another, each opened
+// from the same checkpoint and each deleting keys that the delete checker
+// resolves: the next replay must apply their erasures (they all follow the
+// image). Before the fix only the checkpoint's own session's were, and the
+// others' fingerprints piled up from crash to crash (here 200 extra: the
+// filter held 2002 entries for 1802 live keys).
+TEST(FilteredDBCheckpoint, LaterSessionsCheckerErasuresAreReplayed) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  // Session A: 2000 keys and the checkpoint (at X), then a kill.
+  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
+  // Session B: 100 deletes checked, then a kill (its record is the WAL's
+  // last: the next open cannot read it yet).
+  EXPECT_EQ(RunCrashWriter(path, snap, 2000, 2000, 0, 100, "norecent,checks"),
+            "snapshot=used");
+  // Session C: a Put (after it, B's record is readable), 100 more deletes
+  // checked, a kill.
+  EXPECT_EQ(RunCrashWriter(path, snap, 2000, 2001, 100, 200, "norecent,checks"),
+            "snapshot=used, 100 writes replayed");
+  // Session D: a Put, a kill.
+  EXPECT_EQ(RunCrashWriter(path, snap, 2001, 2002, 0, 0),
+            "snapshot=used, 201 writes replayed");
+  std::unique_ptr<FilteredDB> db;
+  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 202 writes replayed");
+  db->WaitForDeleteChecks();
+  EXPECT_EQ(LiveKeys(db.get()), 1802u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1802u);
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+}
+
 // Hostile review 4. A checker record left after a killed session's last
 // write (so not replayed by the next open, which here scans) is read once a
 // later session writes after it: it must not be applied to a checkpoint of

@@ -344,7 +344,11 @@ TEST(RecoveryEffectLog, RecordsRoundTrip) {
   effect_log::FamilyEffects f{0, {H("k5")}, {H("a1"), H("a2")}};
   ASSERT_TRUE(b.PutLogData(effect_log::WriteRecord(2, {f})).ok());
   ASSERT_TRUE(
-      b.PutLogData(effect_log::CheckerRecord(7, 3, {{0, {}, {H("x")}}})).ok());
+      b.PutLogData(effect_log::CheckerRecord(7, 3, 42, {{0, {}, {H("x")}}}))
+          .ok());
+  ASSERT_TRUE(
+      b.PutLogData(effect_log::LegacyCheckerRecord(8, 4, {{0, {}, {H("y")}}}))
+          .ok());
   ASSERT_TRUE(b.PutLogData(effect_log::IngestionRecord({0, 5})).ok());
 
   effect_log::RecordDecoder decoder([](uint32_t cf) { return cf == 0; });
@@ -362,10 +366,17 @@ TEST(RecoveryEffectLog, RecordsRoundTrip) {
   EXPECT_EQ(e.erases[0].seq, 101u);
   EXPECT_EQ(e.erases[1].hash, H("a1"));
   EXPECT_EQ(e.erases[2].hash, H("a2"));
-  ASSERT_EQ(e.checker.size(), 1u);
+  ASSERT_EQ(e.checker.size(), 2u);
   EXPECT_EQ(e.checker[0].session, 7u);
   EXPECT_EQ(e.checker[0].generation, 3u);
+  EXPECT_TRUE(e.checker[0].has_open_sequence);
+  EXPECT_EQ(e.checker[0].open_sequence, 42u);
   EXPECT_EQ(e.checker[0].hashes, std::vector<uint64_t>{H("x")});
+  // A record of 1.0.0 (kind 3): no open sequence.
+  EXPECT_EQ(e.checker[1].session, 8u);
+  EXPECT_EQ(e.checker[1].generation, 4u);
+  EXPECT_FALSE(e.checker[1].has_open_sequence);
+  EXPECT_EQ(e.checker[1].hashes, std::vector<uint64_t>{H("y")});
   EXPECT_EQ(e.ingestions, std::vector<uint32_t>{0});
 
   // Another family's effects are not decoded, and its writes need none.
@@ -520,7 +531,7 @@ TEST(RecoveryWalReplay, StopsAtTheSequenceItWasGiven) {
   // The caller's own session after y: writes and a checker record.
   PutWithEffect(d.get(), Key(2), OpEffect::kInsert);
   WriteLogOnly(d.get(),
-               effect_log::CheckerRecord(99, 1, {{0, {}, {H(Key(1))}}}));
+               effect_log::CheckerRecord(99, 1, y, {{0, {}, {H(Key(1))}}}));
   PutWithEffect(d.get(), Key(3), OpEffect::kInsert);
   Collected c;
   const ReplayResult r =
@@ -536,24 +547,39 @@ TEST(RecoveryWalReplay, CheckerRecordsFollowTheCheckpointsGeneration) {
   for (int i = 0; i < 10; ++i) {
     PutWithEffect(d.get(), Key(i), OpEffect::kInsert);
   }
-  // Session 7: deletes of keys 0..3 deferred; generation 1 resolves 0 and 1
-  // (before the checkpoint's freeze), generation 2 resolves 2 after it.
+  const SequenceNumber open7 = d->db->GetLatestSequenceNumber();
+  // Session 7 (opened at open7): deletes of keys 0..3 deferred; generation
+  // 1 resolves 0 and 1 (before the checkpoint's freeze), generation 2
+  // resolves 2 after it.
   for (int i = 0; i < 4; ++i) {
     DeleteWithEffect(d.get(), Key(i), OpEffect::kDeferred);
   }
   WriteLogOnly(d.get(), effect_log::CheckerRecord(
-                            7, 1, {{0, {}, {H(Key(0)), H(Key(1))}}}));
+                            7, 1, open7, {{0, {}, {H(Key(0)), H(Key(1))}}}));
   const SequenceNumber x = d->db->GetLatestSequenceNumber();
   WriteLogOnly(d.get(),
-               effect_log::CheckerRecord(7, 2, {{0, {}, {H(Key(2))}}}));
+               effect_log::CheckerRecord(7, 2, open7, {{0, {}, {H(Key(2))}}}));
   PutWithEffect(d.get(), Key(20), OpEffect::kInsert);
-  // Another session (8) resolves key 3: not applied. A session other than
-  // the checkpoint's may be older than the checkpoint although its record
-  // follows X (a record left after a killed session's last write); the
-  // erasure is skipped (an extra fingerprint, never a missing one).
+  // Another session (8) opened before x resolves key 3: not applied. Its
+  // record follows X but may be older than the checkpoint (a record left
+  // after a killed session's last write); the erasure is skipped (an extra
+  // fingerprint, never a missing one). So is a record of 1.0.0 (kind 3,
+  // session 10), which does not say when its session opened.
   WriteLogOnly(d.get(),
-               effect_log::CheckerRecord(8, 1, {{0, {}, {H(Key(3))}}}));
+               effect_log::CheckerRecord(8, 1, open7, {{0, {}, {H(Key(3))}}}));
+  WriteLogOnly(d.get(),
+               effect_log::LegacyCheckerRecord(10, 1, {{0, {}, {H(Key(4))}}}));
   PutWithEffect(d.get(), Key(21), OpEffect::kInsert);
+  // Session 9 opened after the checkpoint (at or after x): all of its
+  // erasures follow the image's, so they are applied (hostile review 8, O1:
+  // skipped before, extra fingerprints piled up from crash to crash).
+  const SequenceNumber open9 = d->db->GetLatestSequenceNumber();
+  for (int i = 5; i < 7; ++i) {
+    DeleteWithEffect(d.get(), Key(i), OpEffect::kDeferred);
+  }
+  WriteLogOnly(d.get(), effect_log::CheckerRecord(
+                            9, 1, open9, {{0, {}, {H(Key(5)), H(Key(6))}}}));
+  PutWithEffect(d.get(), Key(22), OpEffect::kInsert);
   Collected c;
   const ReplayResult r = Replay(d.get(), x, &c, {0}, /*session=*/7,
                                 /*generation=*/1);
@@ -562,12 +588,25 @@ TEST(RecoveryWalReplay, CheckerRecordsFollowTheCheckpointsGeneration) {
   EXPECT_EQ(c.Count(0, Key(1)), 0);
   EXPECT_EQ(c.Count(0, Key(2)), -1);
   EXPECT_EQ(c.Count(0, Key(3)), 0);
-  EXPECT_EQ(r.stats.checker_erases, 1u);
+  EXPECT_EQ(c.Count(0, Key(4)), 0);
+  EXPECT_EQ(c.Count(0, Key(5)), -1);
+  EXPECT_EQ(c.Count(0, Key(6)), -1);
+  EXPECT_EQ(r.stats.checker_erases, 3u);
+  EXPECT_EQ(r.stats.checker_skipped, 2u);
   // The same WAL for a checkpoint frozen after generation 2.
   Collected c2;
   ASSERT_TRUE(Replay(d.get(), x, &c2, {0}, 7, 2).ok());
   EXPECT_EQ(c2.Count(0, Key(2)), 0);
   EXPECT_EQ(c2.Count(0, Key(3)), 0);
+  EXPECT_EQ(c2.Count(0, Key(5)), -1);
+  // For a checkpoint taken after session 9 opened (at open9 + 1, so every
+  // session of the WAL opened before it), no other session's erasure.
+  Collected c3;
+  const ReplayResult r3 = Replay(d.get(), open9 + 1, &c3, {0}, 11, 0);
+  ASSERT_TRUE(r3.ok()) << r3.reason;
+  EXPECT_EQ(c3.Count(0, Key(5)), 0);
+  EXPECT_EQ(r3.stats.checker_erases, 0u);
+  EXPECT_EQ(r3.stats.checker_skipped, 2u);
 }
 
 // Every case the log cannot cover ends the replay with its reason.

@@ -299,8 +299,9 @@ Judgement JudgeCheckpoint(const CheckpointIdentity& id, const OpeningDb& db) {
   if (db.manifest.empty() || id.manifest.empty() ||
       std::find(chain.begin(), chain.end(), db.manifest) == chain.end()) {
     j.why =
-        "the DB was opened without FilteredDB since the checkpoint "
-        "(CURRENT names " +
+        "the DB was opened without FilteredDB since the checkpoint, or a "
+        "FilteredDB open ended before it recorded itself in the chain of "
+        "opens (a crash while its filter loaded; CURRENT names " +
         (db.manifest.empty() ? std::string("nothing readable") : db.manifest) +
         ", the checkpoint was written under " + id.manifest + ")";
     return j;

@@ -298,13 +298,19 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
         pending_.clear();
         return;
       }
-      case Kind::kCheckerErasures: {
+      case Kind::kCheckerErasures:
+      case Kind::kSessionCheckerErasures: {
+        const bool has_open =
+            kind == static_cast<uint8_t>(Kind::kSessionCheckerErasures);
         const uint64_t session = in.Fixed64();
         const uint64_t generation = in.Varint();
+        const SequenceNumber open_sequence = has_open ? in.Varint() : 0;
         const uint64_t families = in.Varint(kMaxU32);
         for (uint64_t f = 0; f < families && in.ok(); ++f) {
           CheckerErasures e{session,
                             generation,
+                            has_open,
+                            open_sequence,
                             static_cast<uint32_t>(in.Varint(kMaxU32)),
                             {}};
           const uint64_t n = in.Varint(kMaxU32);
@@ -370,18 +376,39 @@ Status WriteWithRecord(
   return write(&with);
 }
 
+namespace {
+
+void PutCheckerFamilies(std::string* out,
+                        const std::vector<FamilyEffects>& cfs) {
+  PutVarint(out, cfs.size());
+  for (const FamilyEffects& f : cfs) {
+    PutVarint(out, f.cf_id);
+    PutVarint(out, f.erases.size());
+    for (uint64_t h : f.erases) PutFixed64(out, h);
+  }
+}
+
+}  // namespace
+
 std::string CheckerRecord(uint64_t session, uint64_t generation,
+                          SequenceNumber open_sequence,
                           const std::vector<FamilyEffects>& cfs) {
+  std::string out;
+  PutHeader(&out, Kind::kSessionCheckerErasures);
+  PutFixed64(&out, session);
+  PutVarint(&out, generation);
+  PutVarint(&out, open_sequence);
+  PutCheckerFamilies(&out, cfs);
+  return out;
+}
+
+std::string LegacyCheckerRecord(uint64_t session, uint64_t generation,
+                                const std::vector<FamilyEffects>& cfs) {
   std::string out;
   PutHeader(&out, Kind::kCheckerErasures);
   PutFixed64(&out, session);
   PutVarint(&out, generation);
-  PutVarint(&out, cfs.size());
-  for (const FamilyEffects& f : cfs) {
-    PutVarint(&out, f.cf_id);
-    PutVarint(&out, f.erases.size());
-    for (uint64_t h : f.erases) PutFixed64(&out, h);
-  }
+  PutCheckerFamilies(&out, cfs);
   return out;
 }
 

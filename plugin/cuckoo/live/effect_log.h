@@ -22,18 +22,25 @@
 //           uncovered (the writing open did not filter that family)
 //   kind 3  delete-checker erasures (a count-0 batch of its own): fixed64
 //           session, v64 generation, v32 families, per family: v32 cf id,
-//           v32 n, n fixed64 hashes
+//           v32 n, n fixed64 hashes (written up to 1.0.0; still read)
 //   kind 4  ingestion marker: v32 n, n v32 cf ids (written before an
 //           ingestion into those families: no replay may cross it)
 //   kind 5  checkpoint marker: fixed64 nonce (a count-0 batch written when
 //           a checkpoint is taken, so that the WAL bytes it is bound to
 //           exist and are its own; no effect)
+//   kind 6  delete-checker erasures as kind 3, with the writing session's
+//           open sequence (the DB's sequence when that FilteredDB opened)
+//           after the generation: fixed64 session, v64 generation, v64 open
+//           sequence, v32 families, per family as kind 3. A replay applies
+//           the erasures of a session that opened at or after the
+//           checkpoint's sequence (none of them can be in its image)
 //
 // Inserts are applied before erases within one record. A blob whose first
 // byte is not kMagic is an application's LogData and is ignored; FilteredDB
 // refuses an application's blob that starts with kMagic
-// (BatchCollector::LogDataStatus). A replay applies only the checker records
-// of the checkpoint's own session made after its freeze (wal_replay.h).
+// (BatchCollector::LogDataStatus). A replay applies the checker records of
+// the checkpoint's own session made after its freeze and those of sessions
+// opened at or after the checkpoint's sequence (wal_replay.h).
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_EFFECT_LOG_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_EFFECT_LOG_H_
 
@@ -59,6 +66,7 @@ enum class Kind : uint8_t {
   kCheckerErasures = 3,
   kIngestion = 4,
   kCheckpoint = 5,
+  kSessionCheckerErasures = 6,
 };
 
 // What a single-key write did to its family's filter.
@@ -113,9 +121,15 @@ ROCKSDB_NAMESPACE::Status WriteWithRecord(
     const ROCKSDB_NAMESPACE::Slice& record,
     const std::function<
         ROCKSDB_NAMESPACE::Status(ROCKSDB_NAMESPACE::WriteBatch*)>& write);
-// The blob of the checker's erasures (FamilyEffects::erases only).
+// The blob of the checker's erasures (FamilyEffects::erases only), kind 6:
+// `open_sequence` is the DB's sequence when session `session` opened.
 std::string CheckerRecord(uint64_t session, uint64_t generation,
+                          ROCKSDB_NAMESPACE::SequenceNumber open_sequence,
                           const std::vector<FamilyEffects>& cfs);
+// The same erasures as written up to 1.0.0 (kind 3, no open sequence):
+// for the tests of logs written by those versions.
+std::string LegacyCheckerRecord(uint64_t session, uint64_t generation,
+                                const std::vector<FamilyEffects>& cfs);
 // The blob written before an ingestion into these families.
 std::string IngestionRecord(const std::vector<uint32_t>& cf_ids);
 // The blob written when a checkpoint is taken.
@@ -133,6 +147,10 @@ struct Effect {
 struct CheckerErasures {
   uint64_t session;
   uint64_t generation;
+  // The session's open sequence (kind 6); has_open_sequence false for a
+  // kind-3 record.
+  bool has_open_sequence;
+  ROCKSDB_NAMESPACE::SequenceNumber open_sequence;
   uint32_t cf_id;
   std::vector<uint64_t> hashes;
 };

@@ -318,13 +318,14 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
     Info(
         "cuckoo live filter [%s]: replayed %llu writes after the checkpoint "
         "(%llu WAL records, %llu bytes; %llu inserts, %llu erases, %llu by "
-        "delete checks)",
+        "delete checks, %llu of sessions opened before it skipped)",
         s->name.c_str(), static_cast<unsigned long long>(r.stats.ops),
         static_cast<unsigned long long>(r.stats.records),
         static_cast<unsigned long long>(r.stats.bytes),
         static_cast<unsigned long long>(r.stats.inserts),
         static_cast<unsigned long long>(r.stats.erases),
-        static_cast<unsigned long long>(r.stats.checker_erases));
+        static_cast<unsigned long long>(r.stats.checker_erases),
+        static_cast<unsigned long long>(r.stats.checker_skipped));
   }
   if (ticket != 0) LiveKeyFilter::AdoptRebuild(builder.get(), ticket);
   s->SetSnapshotStatus(used, true);

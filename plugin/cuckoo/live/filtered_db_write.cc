@@ -627,8 +627,8 @@ void FilteredDBImpl::ResolveDeferredChecks(
   if (!erased.cfs.empty()) {
     std::lock_guard<std::mutex> lock(effects_mu_);
     WriteBatch record;
-    Status st = record.PutLogData(
-        effect_log::CheckerRecord(session_, erase_generation_ + 1, erased.cfs));
+    Status st = record.PutLogData(effect_log::CheckerRecord(
+        session_, erase_generation_ + 1, open_sequence_, erased.cfs));
     if (st.ok()) {
       TestHook("ResolveDeferredChecks:BeforeRecord");
       st = db_->Write(WriteOptions(), &record);

@@ -269,18 +269,28 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
     }
     for (const effect_log::CheckerErasures& c : effects.checker) {
       const ReplayTarget* t = target_of(c.cf_id);
-      // Only the checkpoint's own session's erasures made after its freeze.
-      // Another session's may be older than the checkpoint although they
-      // follow X in the WAL: a count-0 record left after the last write of
-      // a killed session is read once a later write follows it, and the
-      // checkpoint of the open in between (built by a scan, or by a replay
-      // that did not see that record) may or may not hold the fingerprint.
-      // Skipping an erasure leaves an extra fingerprint (a false positive
-      // until the next rebuild); applying one twice can take a live key's.
-      // The caller's own session (its erasures are in its delta log) is
-      // never the checkpoint's.
-      if (c.session == current_session || c.session != t->session ||
-          c.generation <= t->erase_generation || !after(t->from)) {
+      // Which erasures the image cannot hold yet:
+      //  - the checkpoint's own session's made after its freeze (generation);
+      //  - those of a session that opened at or after X (kind 6 records
+      //    carry the open sequence): its deletes all follow X, so the image
+      //    holds none of its erasures, however that session built its own
+      //    filter (hostile review 8, O1: skipping them piled up extra
+      //    fingerprints from crash to crash).
+      // Any other session opened before X. Its records may follow X in the
+      // WAL and still be older than the image: a count-0 record left after
+      // a killed session's last write is read once a later write follows
+      // it, and the checkpoint of the open in between (built by a scan, or
+      // by a replay that did not see that record) may or may not hold the
+      // fingerprint. Skipping one leaves an extra fingerprint (a false
+      // positive until the next rebuild); applying one twice can take a
+      // live key's. The caller's own session (its erasures are in its delta
+      // log) is never the checkpoint's.
+      if (c.session == current_session || !after(t->from)) continue;
+      const bool own = c.session == t->session;
+      const bool later =
+          !own && c.has_open_sequence && c.open_sequence >= t->from;
+      if (!(own && c.generation > t->erase_generation) && !later) {
+        if (!own) stats.checker_skipped += c.hashes.size();
         continue;
       }
       for (uint64_t h : c.hashes) {

@@ -71,8 +71,9 @@ struct ReplayTarget {
   ROCKSDB_NAMESPACE::SequenceNumber from = 0;  // X: replay (X, to]
   // The checkpoint's session and last checker generation: that session's
   // checker records up to this generation are in the image already; only
-  // its later ones are applied (other sessions' are skipped: extra
-  // fingerprints, never a missing one).
+  // its later ones are applied. Records of sessions opened at or after
+  // `from` are applied too; those of sessions opened before it are skipped
+  // (they may be in the image: extra fingerprints, never a missing one).
   uint64_t session = 0;
   uint64_t erase_generation = 0;
 };
@@ -83,6 +84,9 @@ struct ReplayStats {
   uint64_t inserts = 0;  // effects applied
   uint64_t erases = 0;
   uint64_t checker_erases = 0;
+  // Checker erasures of sessions opened before the checkpoint, skipped:
+  // at most this many extra fingerprints.
+  uint64_t checker_skipped = 0;
   uint64_t bytes = 0;  // WriteBatch bytes read
 };
 
