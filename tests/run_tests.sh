@@ -92,15 +92,19 @@ if [ "$what" = all ] || [ "$what" = release ]; then
     cat "$out/fuzz/log" >&2; echo "=== [fuzz] FAILED" >&2; exit 1
   fi
 fi
+# Sanitizer builds with line tables only (-g1): reports keep their files and
+# lines, the build takes about a third less time than with -g.
+sanitizer_flags=(-DCUCKOO_SANITIZE_DEBUG_FLAG=-g1 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 if [ "$what" = all ] || [ "$what" = asan ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite asan "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_SANITIZE=ON -DCUCKOO_BUILD_BENCH=OFF
+    run_suite asan "" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" \
+      -DCUCKOO_SANITIZE=ON -DCUCKOO_BUILD_BENCH=OFF
 fi
 if [ "$what" = all ] || [ "$what" = tsan ]; then
   # Debian's librocksdb is not built with TSan: tests/live/tsan_suppressions.cc
   # silences its internals; races in this project's code are still reported.
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    run_suite tsan "live_table|filtered_db" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    run_suite tsan "live_table|filtered_db" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" \
       -DCUCKOO_TSAN=ON -DCUCKOO_BUILD_BENCH=OFF
 fi
