@@ -128,7 +128,8 @@
 //       recent-key-hits, unchecked-deletes
 //     rebuilds: rebuilds (tables replaced: open build, rescan,
 //       RebuildFilter, ingestion, snapshot load), rescans (rebuilds from a
-//       DB scan the filter asked for, or the unchecked deletes), keys-scanned,
+//       DB scan the filter asked for, or the unchecked deletes and the
+//       delete checks lost in crashes), keys-scanned,
 //       rebuild-in-progress,
 //       rescan-wanted
 //     snapshot at open: loaded-from-snapshot, snapshot-status,
@@ -204,7 +205,11 @@ struct FilteredDBOptions {
   // reach r times the filter's keys (and at least 256). Trades a point read
   // per Delete for one scan of the family per r x keys deletes, and up to
   // r x keys extra entries (memory, false positives) between scans. Valid:
-  // 0 to 16.
+  // 0 to 16. Deferred delete checks that a crash loses (pending when the
+  // process died) leave fingerprints too: the next open counts them (from
+  // the WAL after its checkpoint; the checkpoint carries the count of
+  // earlier ones) toward the same rescan, at r x keys, or at 1/16 of the
+  // keys when r is 0 (at least 256 either way).
   double unchecked_delete_ratio = 0;
   // Directory for filter snapshots (checkpoints; default "": none, every
   // Open then builds the filters from the DB). Created if missing, its last
@@ -277,7 +282,9 @@ struct FilteredDBStats : cuckoo::LiveKeyFilterStats {
   uint64_t keys_scanned = 0;       // keys read by rebuild scans
   uint64_t rescans = 0;            // rebuilds from a DB scan the filter
                                    // asked for (RescanWanted, full table)
-                                   // or the unchecked deletes started
+                                   // or the unchecked deletes (and the
+                                   // delete checks lost in crashes)
+                                   // started
   uint64_t pending_checks = 0;     // deferred delete checks not resolved yet
   uint64_t recent_key_hits = 0;    // writes of keys known live from
                                    // recent_keys: no point read, no check
@@ -395,12 +402,12 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   // Waits until every deferred delete check of the writes so far is resolved
   // (defer_delete_checks): the filter then holds exactly one fingerprint per
   // live key, except fingerprints of deleted keys that an earlier crash left:
-  // a checkpoint's WAL replay applies the delete checks logged by the
-  // checkpoint's session and by every session opened after the checkpoint,
-  // but not those of a session opened before it, nor those logged after
-  // the DB's last write (until a later write follows them): extra
-  // positives, never a missing key, until the next rebuild (RebuildFilter,
-  // or a rescan when the load asks for one).
+  // checks pending at the crash, checks a checkpoint's WAL replay does not
+  // apply (those of a session opened before the checkpoint; those logged
+  // after the DB's last write, until a later write follows them). Extra
+  // positives, never a missing key, until the next rebuild: RebuildFilter,
+  // or the rescan that the lost checks start once they reach 1/16 of the
+  // keys (see unchecked_delete_ratio).
   virtual void WaitForDeleteChecks() = 0;
 
  protected:

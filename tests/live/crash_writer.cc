@@ -21,7 +21,10 @@
 // sleep until killed: a kill during Open's background work), norecent
 // (recent_keys 0: deletes of this session's keys are checked by the delete
 // checker), checks (WaitForDeleteChecks() after the deletes: the checker's
-// erasure record is the WAL's last record).
+// erasure record is the WAL's last record), stallchecks (the delete checker
+// stops before its first read: every deferred check is still pending when
+// the process ends), unchecked (unchecked_delete_ratio 16: deletes are not
+// checked).
 // Exit status 0 on success, 1 on any error.
 #include <unistd.h>
 
@@ -31,6 +34,7 @@
 #include <random>
 #include <string>
 
+#include "../../plugin/cuckoo/live/test_hooks.h"
 #include "test_util.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -61,6 +65,14 @@ int main(int argc, char** argv) {
   };
   fopts.background_open = has("background");
   if (has("norecent")) fopts.recent_keys = 0;
+  if (has("unchecked")) fopts.unchecked_delete_ratio = 16;
+  if (has("stallchecks")) {
+    rocksdb_cuckoo::live::SetTestHook([](const char* point) {
+      if (std::string(point) == "ResolveDeferredChecks:BeforeRead") {
+        for (;;) pause();  // until the process ends
+      }
+    });
+  }
   fopts.checkpoints.automatic = has("auto");
   fopts.checkpoints.min_writes = 1000;
   fopts.checkpoints.writes_fraction = 0;

@@ -964,6 +964,61 @@ TEST(FilteredDBCheckpoint, LaterSessionsCheckerErasuresAreReplayed) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// Hostile review 8, O1. Delete checks pending when the process dies are
+// lost with it: their deletes are in the WAL, their erasures never were, so
+// the replay keeps the deleted keys' fingerprints. The replay counts such
+// deletes toward a rescan (at 256 here, the floor): the next delete starts
+// one and the filter is exact again. Before, nothing counted them and they
+// stayed until a rebuild (1999 entries for 1699 live keys after the delete).
+TEST(FilteredDBCheckpoint, DeleteChecksLostInACrashCountTowardARescan) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
+  // 300 deletes whose checks never run.
+  EXPECT_EQ(
+      RunCrashWriter(path, snap, 2000, 2000, 0, 300, "norecent,stallchecks"),
+      "snapshot=used");
+  std::unique_ptr<FilteredDB> db;
+  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 300 writes replayed");
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
+  EXPECT_EQ(Stats(db.get()).rescans, 0u);
+  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
+  db->WaitForFilterRebuilds();
+  db->WaitForDeleteChecks();
+  EXPECT_EQ(Stats(db.get()).rescans, 1u);
+  EXPECT_EQ(LiveKeys(db.get()), 1699u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+}
+
+// The count goes on across checkpoints: 200 lost checks (below the rescan
+// point), a checkpoint that keeps their fingerprints, 100 more lost: the
+// 300 start a rescan. Before the count was in the checkpoint, each open
+// started again from 0 and the fingerprints could pile up without bound.
+TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
+  EXPECT_EQ(
+      RunCrashWriter(path, snap, 2000, 2000, 0, 200, "norecent,stallchecks"),
+      "snapshot=used");
+  // Loaded with the 200 (no rescan: below 256), then a checkpoint.
+  EXPECT_EQ(RunCrashWriter(path, snap, 2000, 2000, 0, 0, "persist"),
+            "snapshot=used, 200 writes replayed");
+  EXPECT_EQ(
+      RunCrashWriter(path, snap, 2000, 2000, 200, 300, "norecent,stallchecks"),
+      "snapshot=used");
+  std::unique_ptr<FilteredDB> db;
+  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 100 writes replayed");
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
+  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
+  db->WaitForFilterRebuilds();
+  db->WaitForDeleteChecks();
+  EXPECT_EQ(Stats(db.get()).rescans, 1u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+}
+
 // Hostile review 4. A checker record left after a killed session's last
 // write (so not replayed by the next open, which here scans) is read once a
 // later session writes after it: it must not be applied to a checkpoint of

@@ -341,8 +341,10 @@ TEST(RecoveryEffectLog, RecordsRoundTrip) {
   ASSERT_TRUE(b.PutLogData("an application's own blob").ok());
   ASSERT_TRUE(b.Put("k5", "v").ok());
   ASSERT_TRUE(b.DeleteRange("a", "b").ok());
+  ASSERT_TRUE(b.Delete("k6").ok());  // no erasure listed: deferred
+  ASSERT_TRUE(b.Delete("a1").ok());  // one of the listed erasures
   effect_log::FamilyEffects f{0, {H("k5")}, {H("a1"), H("a2")}};
-  ASSERT_TRUE(b.PutLogData(effect_log::WriteRecord(2, {f})).ok());
+  ASSERT_TRUE(b.PutLogData(effect_log::WriteRecord(4, {f})).ok());
   ASSERT_TRUE(
       b.PutLogData(effect_log::CheckerRecord(7, 3, 42, {{0, {}, {H("x")}}}))
           .ok());
@@ -354,18 +356,24 @@ TEST(RecoveryEffectLog, RecordsRoundTrip) {
   effect_log::RecordDecoder decoder([](uint32_t cf) { return cf == 0; });
   effect_log::RecordEffects e;
   ASSERT_TRUE(decoder.Decode(b, 100, &e).ok());
-  EXPECT_EQ(e.ops, 6u);
-  EXPECT_EQ(e.covered_ops, 6u);
+  EXPECT_EQ(e.ops, 8u);
+  EXPECT_EQ(e.covered_ops, 8u);
   ASSERT_EQ(e.inserts.size(), 2u);
   EXPECT_EQ(e.inserts[0].hash, H("k1"));
   EXPECT_EQ(e.inserts[0].seq, 100u);
   EXPECT_EQ(e.inserts[1].hash, H("k5"));
-  EXPECT_EQ(e.inserts[1].seq, 105u);  // the write's last operation
+  EXPECT_EQ(e.inserts[1].seq, 107u);  // the write's last operation
   ASSERT_EQ(e.erases.size(), 3u);
   EXPECT_EQ(e.erases[0].hash, H("k2"));
   EXPECT_EQ(e.erases[0].seq, 101u);
   EXPECT_EQ(e.erases[1].hash, H("a1"));
   EXPECT_EQ(e.erases[2].hash, H("a2"));
+  // The deletes whose erasure is left to later: k3 (kDeferred) and the
+  // write's k6 (a1 matches a listed erasure).
+  ASSERT_EQ(e.deferred.size(), 2u);
+  EXPECT_EQ(e.deferred[0].hash, H("k3"));
+  EXPECT_EQ(e.deferred[0].seq, 102u);
+  EXPECT_EQ(e.deferred[1].hash, H("k6"));
   ASSERT_EQ(e.checker.size(), 2u);
   EXPECT_EQ(e.checker[0].session, 7u);
   EXPECT_EQ(e.checker[0].generation, 3u);
@@ -382,7 +390,8 @@ TEST(RecoveryEffectLog, RecordsRoundTrip) {
   // Another family's effects are not decoded, and its writes need none.
   effect_log::RecordDecoder other([](uint32_t cf) { return cf == 1; });
   ASSERT_TRUE(other.Decode(b, 100, &e).ok());
-  EXPECT_TRUE(e.inserts.empty() && e.erases.empty() && e.checker.empty());
+  EXPECT_TRUE(e.inserts.empty() && e.erases.empty() && e.checker.empty() &&
+              e.deferred.empty());
 }
 
 TEST(RecoveryEffectLog, OneOpBlobsAreConstantAndSmall) {

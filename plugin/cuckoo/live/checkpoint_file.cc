@@ -66,6 +66,7 @@ std::string CheckpointIdentity::Encode() const {
   PutBytes(&out, cf_name);
   PutBytes(&out, manifest);
   PutBytes(&out, db_state);
+  PutLE<uint64_t>(&out, unchecked);
   return out;
 }
 
@@ -83,7 +84,8 @@ bool CheckpointIdentity::Decode(std::string_view in, CheckpointIdentity* out,
                   GetLE(&in, &id.wal.number) && GetLE(&in, &id.wal.offset) &&
                   GetLE(&in, &id.wal.tail_hash) && GetBytes(&in, &id.db_id) &&
                   GetBytes(&in, &id.cf_name) && GetBytes(&in, &id.manifest) &&
-                  GetBytes(&in, &id.db_state) && in.empty();
+                  GetBytes(&in, &id.db_state) &&
+                  (in.empty() || (GetLE(&in, &id.unchecked) && in.empty()));
   if (!ok) {
     *why = "malformed checkpoint identity";
     return false;

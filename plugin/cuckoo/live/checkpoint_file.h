@@ -55,6 +55,11 @@ struct CheckpointIdentity {
   std::string cf_name;
   std::string manifest;
   std::string db_state;
+  // Fingerprints the image may keep for deleted keys (unchecked deletes,
+  // checks lost in crashes) since its filter was last built from the DB:
+  // the next open goes on counting from there (CfState::unchecked). An
+  // optional trailing field (identities of 1.0.0 have none: 0).
+  uint64_t unchecked = 0;
 
   std::string Encode() const;
   // False with the reason when `bytes` is not an identity of this format.

@@ -124,10 +124,10 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
   }
 #endif
   Status DeleteCF(uint32_t cf, const Slice& key) override {
-    return Op(cf, key, true);
+    return Op(cf, key, true, /*del=*/true);
   }
   Status SingleDeleteCF(uint32_t cf, const Slice& key) override {
-    return Op(cf, key, true);
+    return Op(cf, key, true, /*del=*/true);
   }
   Status DeleteRangeCF(uint32_t cf, const Slice& begin, const Slice&) override {
     return Op(cf, begin, false);
@@ -172,10 +172,11 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
     SequenceNumber seq;
     bool watched;
     bool keyed;  // a point operation (not DeleteRange)
+    bool del;    // Delete or SingleDelete
   };
 
-  Status Op(uint32_t cf, const Slice& key, bool keyed) {
-    pending_.push_back(Pending{cf, key, seq_, watched_(cf), keyed});
+  Status Op(uint32_t cf, const Slice& key, bool keyed, bool del = false) {
+    pending_.push_back(Pending{cf, key, seq_, watched_(cf), keyed, del});
     ++seq_;
     ++out_->ops;
     return Status::OK();
@@ -245,6 +246,9 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
             out_->inserts.push_back(Effect{op.cf, h, op.seq});
           } else if (effect == static_cast<uint8_t>(OpEffect::kErase)) {
             out_->erases.push_back(Effect{op.cf, h, op.seq});
+          } else if (effect == static_cast<uint8_t>(OpEffect::kDeferred) &&
+                     op.del) {
+            out_->deferred.push_back(Effect{op.cf, h, op.seq});
           }
         }
         pending_.clear();
@@ -293,6 +297,27 @@ class DecodeHandler : public ROCKSDB_NAMESPACE::WriteBatch::Handler {
           for (uint64_t i = 0; i < f.hashes.size(); ++i) {
             (i < f.inserts ? out_->inserts : out_->erases)
                 .push_back(Effect{f.cf, f.hashes[i], seq});
+          }
+        }
+        // The point deletes the record lists no erasure for: left to a
+        // check (or unchecked), or of keys that were not live.
+        for (const Family& f : listed) {
+          if (!watched_(f.cf)) continue;
+          std::vector<uint64_t> erased(f.hashes.begin() + f.inserts,
+                                       f.hashes.end());
+          std::sort(erased.begin(), erased.end());
+          for (size_t i = pending_.size() - ops; i < pending_.size(); ++i) {
+            const Pending& op = pending_[i];
+            if (op.cf != f.cf || !op.del || !op.keyed) continue;
+            const uint64_t h =
+                cuckoo::HashKey(std::string_view(op.key.data(), op.key.size()))
+                    .value;
+            auto it = std::lower_bound(erased.begin(), erased.end(), h);
+            if (it != erased.end() && *it == h) {
+              erased.erase(it);  // one erasure per delete
+            } else {
+              out_->deferred.push_back(Effect{f.cf, h, seq});
+            }
           }
         }
         pending_.clear();

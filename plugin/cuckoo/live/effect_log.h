@@ -74,7 +74,9 @@ enum class OpEffect : uint8_t {
   kNone = 0,      // nothing (a key already live, a key not live deleted)
   kInsert = 1,    // inserted the key's hash before the write
   kErase = 2,     // erases the key's hash after the write
-  kDeferred = 3,  // a Delete whose check is left to the delete checker
+  kDeferred = 3,  // a Delete whose check is left to the delete checker, or
+                  // an unchecked Delete (unchecked_delete_ratio): its
+                  // fingerprint stays until a check or a rescan
 };
 
 // The blob of a single-key write (3 constant bytes, no allocation).
@@ -169,6 +171,11 @@ struct RecordEffects {
   DecodeFailure failure = DecodeFailure::kNone;
   std::vector<Effect> inserts;  // applied before the erases
   std::vector<Effect> erases;
+  // Point deletes of watched families whose erasure the record leaves to
+  // later: single-key deletes logged kDeferred (a delete check, or an
+  // unchecked delete), and a write's deletes it lists no erasure for (also
+  // those of keys that were not live: an upper bound).
+  std::vector<Effect> deferred;
   std::vector<CheckerErasures> checker;
   std::vector<uint32_t> ingestions;  // families an ingestion marker names
   uint64_t ops = 0;                  // sequence-consuming operations

@@ -403,6 +403,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Unchecked deletes (FilteredDBOptions::unchecked_delete_ratio): a Delete
   // of a key the filter may contain leaves its fingerprint and reads nothing.
   bool UncheckedDeletes() const { return options_.unchecked_delete_ratio > 0; }
+  // The rescan point of fingerprints left by checks lost in crashes when
+  // unchecked deletes are off: extra entries up to 1/16 of the keys (false
+  // positives up by as much, at most).
+  static constexpr double kLostCheckRatio = 1.0 / 16;
   // After a successful write: n of its deletes left their fingerprints.
   void CountUnchecked(CfState* s, uint64_t n) {
     s->counters.Add<&FilteredDBStats::unchecked_deletes>(n);
@@ -411,12 +415,16 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // Enough of them to rebuild the filter from the DB (AfterWriteLocked):
   // the ratio of the filter's keys, and at least 256. The keys are counted
   // only when the last limit is reached (the table may have split since).
+  // With the ratio 0 only crashes add to the count (the deletes whose
+  // checks a crash lost: LoadCheckpoint), against 1/16 of the keys.
   bool UncheckedRebuildDue(CfState* s) const {
     const uint64_t n = s->unchecked.load(std::memory_order_relaxed);
     if (n < s->unchecked_limit.load(std::memory_order_relaxed)) return false;
+    const double ratio =
+        UncheckedDeletes() ? options_.unchecked_delete_ratio : kLostCheckRatio;
     const uint64_t limit = std::max<uint64_t>(
-        256, static_cast<uint64_t>(static_cast<double>(s->filter->size()) *
-                                   options_.unchecked_delete_ratio));
+        256,
+        static_cast<uint64_t>(static_cast<double>(s->filter->size()) * ratio));
     s->unchecked_limit.store(limit, std::memory_order_relaxed);
     return n >= limit;
   }

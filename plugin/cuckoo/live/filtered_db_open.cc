@@ -279,6 +279,7 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
         true);
   }
   std::string used = "used";
+  uint64_t lost = 0;  // deletes after X whose fingerprints the replay keeps
   if (j.verdict == Verdict::kReplay) {
     // The writes after X: their filter effects, read back from the WAL
     // (docs/recovery_design.md 3.4), applied to the image. Those after
@@ -326,6 +327,22 @@ Status FilteredDBImpl::LoadCheckpoint(CfState* s, uint64_t ticket,
         static_cast<unsigned long long>(r.stats.erases),
         static_cast<unsigned long long>(r.stats.checker_erases),
         static_cast<unsigned long long>(r.stats.checker_skipped));
+    if (r.stats.deferred_deletes > r.stats.checker_erases) {
+      lost = r.stats.deferred_deletes - r.stats.checker_erases;
+    }
+  }
+  // The fingerprints the image and the replay may keep for deleted keys
+  // (the image's count, and deletes whose checks a crash lost or that were
+  // unchecked): they count toward the next rescan (UncheckedRebuildDue).
+  if (id.unchecked + lost > 0) {
+    s->unchecked.fetch_add(id.unchecked + lost, std::memory_order_relaxed);
+    Info(
+        "cuckoo live filter [%s]: up to %llu fingerprints of deleted keys "
+        "counted toward a rescan (%llu from the checkpoint, %llu deletes "
+        "after it left unchecked or their checks lost in a crash)",
+        s->name.c_str(), static_cast<unsigned long long>(id.unchecked + lost),
+        static_cast<unsigned long long>(id.unchecked),
+        static_cast<unsigned long long>(lost));
   }
   if (ticket != 0) LiveKeyFilter::AdoptRebuild(builder.get(), ticket);
   s->SetSnapshotStatus(used, true);

@@ -60,6 +60,7 @@ CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
   id.cf_id = s->id;
   id.cf_name = s->name;
   id.session = session_;
+  id.unchecked = s->unchecked.load(std::memory_order_relaxed);
   return id;
 }
 

@@ -497,7 +497,9 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   // The write's effect, in its WAL record (effect_log.h): what this writer
   // does to the filter around it.
   effect_log::OpEffect effect = effect_log::OpEffect::kNone;
-  if (deferred != nullptr) {
+  if (deferred != nullptr || unchecked) {
+    // The fingerprint stays for now (a replay counts it: wal_replay.h,
+    // ReplayStats::deferred_deletes).
     effect = effect_log::OpEffect::kDeferred;
   } else if (k.before == 0 && after) {
     effect = effect_log::OpEffect::kInsert;

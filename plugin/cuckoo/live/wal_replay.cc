@@ -267,6 +267,11 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
         ++stats.erases;
       }
     }
+    for (const effect_log::Effect& e : effects.deferred) {
+      if (e.seq > target_of(e.cf_id)->from && e.seq <= to) {
+        ++stats.deferred_deletes;
+      }
+    }
     for (const effect_log::CheckerErasures& c : effects.checker) {
       const ReplayTarget* t = target_of(c.cf_id);
       // Which erasures the image cannot hold yet:

@@ -87,6 +87,13 @@ struct ReplayStats {
   // Checker erasures of sessions opened before the checkpoint, skipped:
   // at most this many extra fingerprints.
   uint64_t checker_skipped = 0;
+  // Deletes after X whose erasure their write left to later (a delete
+  // check, an unchecked delete; effect_log::RecordEffects::deferred).
+  // deferred_deletes - checker_erases bounds the fingerprints the replay
+  // leaves for deleted keys whose checks a crash lost (or that were never
+  // checked), give or take the checks of deletes before X resolved after
+  // it.
+  uint64_t deferred_deletes = 0;
   uint64_t bytes = 0;  // WriteBatch bytes read
 };
 
