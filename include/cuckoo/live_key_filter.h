@@ -278,6 +278,9 @@ class LiveKeyFilter {
     // Removes one copy of the item's fingerprint (e.g. a logged erasure
     // replayed onto a decoded snapshot); false if none is stored.
     bool Erase(KeyHash hash);
+    // True if the table may hold the item (a stored copy, or a false
+    // positive); false once the builder failed. O(1).
+    bool MayContain(KeyHash hash) const;
     uint64_t size() const;
     // Keys the table was sized for.
     uint64_t capacity_keys() const { return capacity_keys_; }

@@ -1019,6 +1019,44 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// Hostile review 9. A checkpoint taken while a rescan runs stores the table
+// the rescan will replace, with its extra fingerprints: it must carry that
+// table's count (the rescan's start had set the count to 0, and such a
+// checkpoint stored 0, so an open from it never rescanned).
+TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
+  EXPECT_EQ(
+      RunCrashWriter(path, snap, 2000, 2000, 0, 300, "norecent,stallchecks"),
+      "snapshot=used");
+  {
+    // The 300 lost checks start a rescan at Open; it waits before its scan.
+    Pause pause("BackgroundRebuild:BeforeScan");
+    std::unique_ptr<FilteredDB> db;
+    FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
+    o.persist_on_close = false;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
+    EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
+    ASSERT_TRUE(pause.WaitReached());
+    EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
+    ASSERT_TRUE(db->PersistFilterSnapshots().ok());  // the 2000-entry table
+    pause.Release();
+    db->WaitForFilterRebuilds();
+    EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1700u);
+    ASSERT_TRUE(db->Close().ok());  // leaves that checkpoint
+  }
+  std::unique_ptr<FilteredDB> db;
+  EXPECT_EQ(ReopenStatus(path, snap, &db), "used");
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
+  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
+  db->WaitForFilterRebuilds();
+  db->WaitForDeleteChecks();
+  EXPECT_EQ(Stats(db.get()).rescans, 1u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+}
+
 // Hostile review 4. A checker record left after a killed session's last
 // write (so not replayed by the next open, which here scans) is read once a
 // later session writes after it: it must not be applied to a checkpoint of

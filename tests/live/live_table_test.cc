@@ -912,6 +912,14 @@ TEST(LiveKeyFilter, BuilderSplitsWhenItOverflows) {
   for (KeyHash h : hashes) ASSERT_TRUE(builder->Add(h));
   EXPECT_GE(builder->level(), 3);
   EXPECT_EQ(builder->size(), hashes.size());
+  // The builder answers lookups as the filter will: every item held, few
+  // false positives among other hashes.
+  for (KeyHash h : hashes) ASSERT_TRUE(builder->MayContain(h));
+  size_t false_positives = 0;
+  for (KeyHash h : RandomHashes(1000, 2)) {
+    false_positives += builder->MayContain(h) ? 1 : 0;
+  }
+  EXPECT_LT(false_positives, 200u);
   ASSERT_TRUE(filter.Replace(std::move(builder)));
   for (KeyHash h : hashes) ASSERT_TRUE(filter.MayContain(h));
   EXPECT_EQ(filter.GetStats().level,

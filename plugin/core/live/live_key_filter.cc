@@ -261,6 +261,11 @@ bool LiveKeyFilter::Builder::Erase(KeyHash hash) {
   return !failed_ && table_->Erase(hash.value);
 }
 
+bool LiveKeyFilter::Builder::MayContain(KeyHash hash) const {
+  uint64_t retries = 0;  // no concurrent writer: none
+  return !failed_ && table_->Contains(hash.value, &retries);
+}
+
 uint64_t LiveKeyFilter::Builder::size() const { return table_->size(); }
 
 int LiveKeyFilter::Builder::level() const { return table_->layout().level(); }

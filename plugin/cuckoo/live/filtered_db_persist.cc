@@ -60,7 +60,10 @@ CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
   id.cf_id = s->id;
   id.cf_name = s->name;
   id.session = session_;
-  id.unchecked = s->unchecked.load(std::memory_order_relaxed);
+  // The frozen table's count: a running rebuild's table is not the one
+  // frozen (hostile review 9: a checkpoint taken during a rescan stored 0).
+  id.unchecked = s->unchecked.load(std::memory_order_relaxed) +
+                 s->unchecked_superseded.load(std::memory_order_relaxed);
   return id;
 }
 

@@ -87,8 +87,6 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
   // compaction filter, a TTL): the new table has no copy for it, and a Delete
   // trusting the record would erase a colliding key's copy.
   recent_keys_.Clear();
-  // The scan drops what unchecked deletes left before now.
-  s->unchecked.store(0, std::memory_order_relaxed);
   const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
   // actually counted (an estimate of 0 must not fail Open).
@@ -120,6 +118,10 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
     if (!overflow) {
       Progress(s, scanned, true);
       if (s->filter->Replace(std::move(builder))) {
+        // The scan dropped what unchecked deletes left (no write ran
+        // meanwhile: the writer lock is held). A failed rebuild keeps the
+        // old table and its count.
+        s->unchecked.store(0, std::memory_order_relaxed);
         TableInstalledLocked(s);
         return Status::OK();
       }
@@ -181,6 +183,7 @@ void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
 
 void FilteredDBImpl::TableInstalledLocked(CfState* s) {
   s->consecutive_failures = 0;
+  s->unchecked_superseded.store(0, std::memory_order_relaxed);
   // Every table FilteredDB installs after Open (the two Replace calls of
   // this file) ends Open's background build: open_build implies not ready.
   s->open_build = false;
@@ -216,7 +219,6 @@ void FilteredDBImpl::StartOpenBuildLocked(CfState* s) {
 void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
                                                   uint64_t capacity) {
   recent_keys_.Clear();  // as in SyncRebuildLocked
-  s->unchecked.store(0, std::memory_order_relaxed);
   std::unique_ptr<Builder> builder;
   if (!BeginRebuildChecked(s->filter.get(), capacity, &builder).ok()) {
     ++s->consecutive_failures;
@@ -224,6 +226,12 @@ void FilteredDBImpl::StartBackgroundRebuildLocked(CfState* s,
          s->name.c_str(), static_cast<unsigned long long>(capacity));
     return;
   }
+  // The new table drops what unchecked deletes left before now; the count
+  // stays with the current table until the new one is installed (a
+  // checkpoint taken meanwhile stores the current table: Identity).
+  s->unchecked_superseded.fetch_add(
+      s->unchecked.exchange(0, std::memory_order_relaxed),
+      std::memory_order_relaxed);
   // Created under the exclusive lock (no write in flight), together with
   // BeginRebuild: the iterator's implicit snapshot and the start of the
   // delta log are the same instant.
@@ -243,6 +251,11 @@ void FilteredDBImpl::InstallResultLocked(CfState* s,
   }
   s->filter->AbortRebuild();
   ++s->consecutive_failures;
+  // The current table stays, with what unchecked deletes left in it before
+  // the rebuild and since.
+  s->unchecked.fetch_add(
+      s->unchecked_superseded.exchange(0, std::memory_order_relaxed),
+      std::memory_order_relaxed);
   if (s->open_build) {
     // Open's build failed. A checkpoint that could not be loaded or
     // installed, and an overflow (then with twice the table), start a scan

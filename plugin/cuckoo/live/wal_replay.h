@@ -88,11 +88,9 @@ struct ReplayStats {
   // at most this many extra fingerprints.
   uint64_t checker_skipped = 0;
   // Deletes after X whose erasure their write left to later (a delete
-  // check, an unchecked delete; effect_log::RecordEffects::deferred).
-  // deferred_deletes - checker_erases bounds the fingerprints the replay
-  // leaves for deleted keys whose checks a crash lost (or that were never
-  // checked), give or take the checks of deletes before X resolved after
-  // it.
+  // check, an unchecked delete; effect_log::RecordEffects::deferred; also
+  // a batch's deletes of keys that were not live, which the record does not
+  // tell apart: the sink's deferred callback can weed those out).
   uint64_t deferred_deletes = 0;
   uint64_t bytes = 0;  // WriteBatch bytes read
 };
@@ -108,6 +106,9 @@ struct ReplayResult {
 struct ReplaySink {
   std::function<void(uint32_t cf_id, uint64_t hash)> insert;
   std::function<void(uint32_t cf_id, uint64_t hash)> erase;
+  // A delete whose erasure its write left to later (ReplayStats::
+  // deferred_deletes), in order with the effects above. Optional.
+  std::function<void(uint32_t cf_id, uint64_t hash)> deferred;
 };
 
 // Replays the effects of the targets' families from min(from) to `to` (the
