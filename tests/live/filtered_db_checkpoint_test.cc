@@ -964,6 +964,29 @@ TEST(FilteredDBCheckpoint, LaterSessionsCheckerErasuresAreReplayed) {
   EXPECT_EQ(FalseNegatives(db.get()), 0u);
 }
 
+// Session A writes Key(0..2000) and a checkpoint, and dies; session B
+// deletes Key(0..n) and dies with all their checks pending (never run).
+void CheckpointThenLostChecks(const std::string& path, const std::string& snap,
+                              int n) {
+  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
+  EXPECT_EQ(
+      RunCrashWriter(path, snap, 2000, 2000, 0, n, "norecent,stallchecks"),
+      "snapshot=used");
+}
+
+// Of a DB of Key(0..2000) whose first 300 were deleted: deletes Key(1999),
+// after which the fingerprints counted for the deleted keys start a rescan;
+// then the filter is exact (1699 live keys).
+void ExpectTheNextDeleteRescans(FilteredDB* db) {
+  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
+  db->WaitForFilterRebuilds();
+  db->WaitForDeleteChecks();
+  EXPECT_EQ(Stats(db).rescans, 1u);
+  EXPECT_EQ(LiveKeys(db), 1699u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
+  EXPECT_EQ(FalseNegatives(db), 0u);
+}
+
 // Hostile review 8, O1. Delete checks pending when the process dies are
 // lost with it: their deletes are in the WAL, their erasures never were, so
 // the replay keeps the deleted keys' fingerprints. The replay counts such
@@ -973,22 +996,12 @@ TEST(FilteredDBCheckpoint, LaterSessionsCheckerErasuresAreReplayed) {
 TEST(FilteredDBCheckpoint, DeleteChecksLostInACrashCountTowardARescan) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
-  // 300 deletes whose checks never run.
-  EXPECT_EQ(
-      RunCrashWriter(path, snap, 2000, 2000, 0, 300, "norecent,stallchecks"),
-      "snapshot=used");
+  CheckpointThenLostChecks(path, snap, 300);
   std::unique_ptr<FilteredDB> db;
   EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 300 writes replayed");
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
   EXPECT_EQ(Stats(db.get()).rescans, 0u);
-  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
-  db->WaitForFilterRebuilds();
-  db->WaitForDeleteChecks();
-  EXPECT_EQ(Stats(db.get()).rescans, 1u);
-  EXPECT_EQ(LiveKeys(db.get()), 1699u);
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
-  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  ExpectTheNextDeleteRescans(db.get());
 }
 
 // The count goes on across checkpoints: 200 lost checks (below the rescan
@@ -998,10 +1011,7 @@ TEST(FilteredDBCheckpoint, DeleteChecksLostInACrashCountTowardARescan) {
 TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
-  EXPECT_EQ(
-      RunCrashWriter(path, snap, 2000, 2000, 0, 200, "norecent,stallchecks"),
-      "snapshot=used");
+  CheckpointThenLostChecks(path, snap, 200);
   // Loaded with the 200 (no rescan: below 256), then a checkpoint.
   EXPECT_EQ(RunCrashWriter(path, snap, 2000, 2000, 0, 0, "persist"),
             "snapshot=used, 200 writes replayed");
@@ -1011,12 +1021,7 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
   std::unique_ptr<FilteredDB> db;
   EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 100 writes replayed");
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
-  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
-  db->WaitForFilterRebuilds();
-  db->WaitForDeleteChecks();
-  EXPECT_EQ(Stats(db.get()).rescans, 1u);
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
-  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  ExpectTheNextDeleteRescans(db.get());
 }
 
 // Hostile review 9. A checkpoint taken while a rescan runs stores the table
@@ -1026,10 +1031,7 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
 TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  RunCrashWriter(path, snap, 0, 2000, 0, 0, "persist");
-  EXPECT_EQ(
-      RunCrashWriter(path, snap, 2000, 2000, 0, 300, "norecent,stallchecks"),
-      "snapshot=used");
+  CheckpointThenLostChecks(path, snap, 300);
   {
     // The 300 lost checks start a rescan at Open; it waits before its scan.
     Pause pause("BackgroundRebuild:BeforeScan");
@@ -1049,12 +1051,7 @@ TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
   std::unique_ptr<FilteredDB> db;
   EXPECT_EQ(ReopenStatus(path, snap, &db), "used");
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
-  ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
-  db->WaitForFilterRebuilds();
-  db->WaitForDeleteChecks();
-  EXPECT_EQ(Stats(db.get()).rescans, 1u);
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1699u);
-  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  ExpectTheNextDeleteRescans(db.get());
 }
 
 // Hostile review 4. A checker record left after a killed session's last
