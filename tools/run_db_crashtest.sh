@@ -339,8 +339,13 @@ stress() {
       # shellcheck disable=SC2206
       local cmd=("$stress_bin" --options_file="$opts" --db="$dir"
         --expected_values_dir="$dir-exp" --threads=4 --max_key=100000
-        --reopen=5 --verify_before_write=1 --statistics=1
+        --reopen=5 --statistics=1
         "${flags[@]}" $extra)
+      # 11.8.1's db_stress aborts with --verify_before_write=1 in its first
+      # seconds (Assertion `ExpectedValue::IsValueBaseValid(value_base)' in
+      # its "Pre-Put Get verification"), with RocksDB's own Bloom filter and
+      # without an OPTIONS file too: RocksDB's, so 11.x runs go without it.
+      [ "${tag%%.*}" -lt 11 ] && cmd+=(--verify_before_write=1)
       # Needed with --expected_values_dir (7.x checks it).
       has_flag clear_column_family_one_in &&
         cmd+=(--clear_column_family_one_in=0)
