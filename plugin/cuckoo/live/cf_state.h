@@ -69,7 +69,8 @@ struct CfState {
   std::atomic<uint64_t> unchecked{0};
   std::atomic<uint64_t> unchecked_limit{256};
   // While a background rebuild runs: the count of the table it will replace
-  // (added back if it is abandoned, dropped when it is installed).
+  // (what a checkpoint of that table stores with it; dropped when the
+  // rebuild ends, installed or abandoned).
   std::atomic<uint64_t> unchecked_superseded{0};
   // The build of a filter that Open did not load from a snapshot, while it
   // is not installed (FilteredDBOptions::background_open); written under

@@ -87,6 +87,9 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
   // compaction filter, a TTL): the new table has no copy for it, and a Delete
   // trusting the record would erase a colliding key's copy.
   recent_keys_.Clear();
+  // The scan drops what unchecked deletes left before now (a failed one
+  // forgets the count too, as a background one does: no rescan storm).
+  s->unchecked.store(0, std::memory_order_relaxed);
   const uint64_t max_keys = s->filter->max_capacity();
   // No attempt limit: every overflow sizes the next table from the keys
   // actually counted (an estimate of 0 must not fail Open).
@@ -118,10 +121,6 @@ Status FilteredDBImpl::SyncRebuildLocked(CfState* s, uint64_t capacity,
     if (!overflow) {
       Progress(s, scanned, true);
       if (s->filter->Replace(std::move(builder))) {
-        // The scan dropped what unchecked deletes left (no write ran
-        // meanwhile: the writer lock is held). A failed rebuild keeps the
-        // old table and its count.
-        s->unchecked.store(0, std::memory_order_relaxed);
         TableInstalledLocked(s);
         return Status::OK();
       }
@@ -251,11 +250,10 @@ void FilteredDBImpl::InstallResultLocked(CfState* s,
   }
   s->filter->AbortRebuild();
   ++s->consecutive_failures;
-  // The current table stays, with what unchecked deletes left in it before
-  // the rebuild and since.
-  s->unchecked.fetch_add(
-      s->unchecked_superseded.exchange(0, std::memory_order_relaxed),
-      std::memory_order_relaxed);
+  // The current table stays. Its count before the rebuild is forgotten, as
+  // it was before checkpoints stored it: adding it back would start the
+  // next rescan at the next delete, one after another while rebuilds fail.
+  s->unchecked_superseded.store(0, std::memory_order_relaxed);
   if (s->open_build) {
     // Open's build failed. A checkpoint that could not be loaded or
     // installed, and an overflow (then with twice the table), start a scan
