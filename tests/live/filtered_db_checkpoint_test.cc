@@ -974,10 +974,18 @@ void CheckpointThenLostChecks(const std::string& path, const std::string& snap,
       "snapshot=used");
 }
 
-// Of a DB of Key(0..2000) whose first 300 were deleted: deletes Key(1999),
-// after which the fingerprints counted for the deleted keys start a rescan;
-// then the filter is exact (1699 live keys).
-void ExpectTheNextDeleteRescans(FilteredDB* db) {
+// Of a DB of Key(0..2000) whose first 300 were deleted, with their
+// fingerprints still in its checkpoint: reopens it (the load's status is
+// `status`; the filter holds 2000 entries and has not rescanned yet), then
+// deletes Key(1999), after which the fingerprints counted for the deleted
+// keys start a rescan; then the filter is exact (1699 live keys).
+void ReopenThenExpectARescan(const std::string& path, const std::string& snap,
+                             const std::string& status) {
+  std::unique_ptr<FilteredDB> owner;
+  EXPECT_EQ(ReopenStatus(path, snap, &owner), status);
+  FilteredDB* db = owner.get();
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
+  EXPECT_EQ(Stats(db).rescans, 0u);
   ASSERT_TRUE(db->Delete(WriteOptions(), Key(1999)).ok());
   db->WaitForFilterRebuilds();
   db->WaitForDeleteChecks();
@@ -997,11 +1005,7 @@ TEST(FilteredDBCheckpoint, DeleteChecksLostInACrashCountTowardARescan) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
   CheckpointThenLostChecks(path, snap, 300);
-  std::unique_ptr<FilteredDB> db;
-  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 300 writes replayed");
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
-  EXPECT_EQ(Stats(db.get()).rescans, 0u);
-  ExpectTheNextDeleteRescans(db.get());
+  ReopenThenExpectARescan(path, snap, "used, 300 writes replayed");
 }
 
 // The count goes on across checkpoints: 200 lost checks (below the rescan
@@ -1018,10 +1022,7 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
   EXPECT_EQ(
       RunCrashWriter(path, snap, 2000, 2000, 200, 300, "norecent,stallchecks"),
       "snapshot=used");
-  std::unique_ptr<FilteredDB> db;
-  EXPECT_EQ(ReopenStatus(path, snap, &db), "used, 100 writes replayed");
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
-  ExpectTheNextDeleteRescans(db.get());
+  ReopenThenExpectARescan(path, snap, "used, 100 writes replayed");
 }
 
 // Hostile review 9. A checkpoint taken while a rescan runs stores the table
@@ -1048,10 +1049,7 @@ TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
     EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1700u);
     ASSERT_TRUE(db->Close().ok());  // leaves that checkpoint
   }
-  std::unique_ptr<FilteredDB> db;
-  EXPECT_EQ(ReopenStatus(path, snap, &db), "used");
-  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
-  ExpectTheNextDeleteRescans(db.get());
+  ReopenThenExpectARescan(path, snap, "used");
 }
 
 // Hostile review 4. A checker record left after a killed session's last

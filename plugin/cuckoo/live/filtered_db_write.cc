@@ -499,7 +499,7 @@ bool FilteredDBImpl::WriteOneShared(const WriteOptions& wo, CfState* s,
   effect_log::OpEffect effect = effect_log::OpEffect::kNone;
   if (deferred != nullptr || unchecked) {
     // The fingerprint stays for now (a replay counts it: wal_replay.h,
-    // ReplayStats::deferred_deletes).
+    // ReplaySink::deferred).
     effect = effect_log::OpEffect::kDeferred;
   } else if (k.before == 0 && after) {
     effect = effect_log::OpEffect::kInsert;

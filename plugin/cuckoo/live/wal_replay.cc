@@ -268,9 +268,8 @@ ReplayResult ReplayWal(DB* db, const std::vector<ReplayTarget>& targets,
       }
     }
     for (const effect_log::Effect& e : effects.deferred) {
-      if (e.seq > target_of(e.cf_id)->from && e.seq <= to) {
-        if (sink.deferred) sink.deferred(e.cf_id, e.hash);
-        ++stats.deferred_deletes;
+      if (sink.deferred && e.seq > target_of(e.cf_id)->from && e.seq <= to) {
+        sink.deferred(e.cf_id, e.hash);
       }
     }
     for (const effect_log::CheckerErasures& c : effects.checker) {

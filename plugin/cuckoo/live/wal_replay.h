@@ -87,11 +87,6 @@ struct ReplayStats {
   // Checker erasures of sessions opened before the checkpoint, skipped:
   // at most this many extra fingerprints.
   uint64_t checker_skipped = 0;
-  // Deletes after X whose erasure their write left to later (a delete
-  // check, an unchecked delete; effect_log::RecordEffects::deferred; also
-  // a batch's deletes of keys that were not live, which the record does not
-  // tell apart: the sink's deferred callback can weed those out).
-  uint64_t deferred_deletes = 0;
   uint64_t bytes = 0;  // WriteBatch bytes read
 };
 
@@ -106,8 +101,10 @@ struct ReplayResult {
 struct ReplaySink {
   std::function<void(uint32_t cf_id, uint64_t hash)> insert;
   std::function<void(uint32_t cf_id, uint64_t hash)> erase;
-  // A delete whose erasure its write left to later (ReplayStats::
-  // deferred_deletes), in order with the effects above. Optional.
+  // A delete after X whose erasure its write left to later (a delete
+  // check, an unchecked delete; effect_log::RecordEffects::deferred, which
+  // includes a batch's deletes of keys that were not live: the record does
+  // not tell them apart), in order with the effects above. Optional.
   std::function<void(uint32_t cf_id, uint64_t hash)> deferred;
 };
 
