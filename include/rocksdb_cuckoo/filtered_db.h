@@ -209,7 +209,8 @@ struct FilteredDBOptions {
   // process died) leave fingerprints too: the next open counts them (from
   // the WAL after its checkpoint; the checkpoint carries the count of
   // earlier ones) toward the same rescan, at r x keys, or at 1/16 of the
-  // keys when r is 0 (at least 256 either way).
+  // keys when r is 0 (at least 256 either way); one due then starts as the
+  // open installs the filter, before any write.
   double unchecked_delete_ratio = 0;
   // Directory for filter snapshots (checkpoints; default "": none, every
   // Open then builds the filters from the DB). Created if missing, its last

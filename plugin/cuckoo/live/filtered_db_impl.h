@@ -450,6 +450,8 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // The rebuild thread's hand-off: installs a finished scan, and restarts
   // an open build that failed (overflow) under the exclusive lock.
   void InstallFromRebuildThread(CfState* s);
+  // After an install: a rescan is wanted or due now (not after a failure).
+  bool RescanDueAfterInstall(CfState* s) const;
 
   // Rebuilds (filtered_db_rebuild.cc).
   Status ScanInto(CfState* s, Iterator* it, Builder* builder, uint64_t* scanned,

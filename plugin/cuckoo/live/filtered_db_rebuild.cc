@@ -158,22 +158,33 @@ std::unique_ptr<Rebuilder> FilteredDBImpl::NewRebuilder(CfState* s) {
       [this, s] { InstallFromRebuildThread(s); });
 }
 
+bool FilteredDBImpl::RescanDueAfterInstall(CfState* s) const {
+  // Not after a failed rebuild (a later write retries, with a back-off).
+  return !s->rebuilder->running() && !s->open_build &&
+         s->consecutive_failures == 0 &&
+         (s->filter->RescanWanted() || UncheckedRebuildDue(s));
+}
+
 void FilteredDBImpl::InstallFromRebuildThread(CfState* s) {
-  bool retry = false;
+  bool start = false;
   {
     std::lock_guard<std::mutex> lock(filter_mu_);
     CommitIfReadyLocked(s);
-    retry = s->open_build && !s->rebuilder->running() && s->open_retry_now;
+    const bool retry =
+        s->open_build && !s->rebuilder->running() && s->open_retry_now;
     if (retry) s->open_retry_now = false;
+    start = retry || RescanDueAfterInstall(s);
   }
-  if (!retry) return;
+  if (!start) return;
   // An open build that overflowed, or a checkpoint load that could not be
   // used: started again at once (a scan, larger after an overflow), so that
   // reads do not stay unfiltered until the next write. Other failures (a
   // read error of the scan) wait for a later write and a back-off
-  // (InstallResultLocked). Under the exclusive lock, as every start; not
-  // once Close began (cancelled: StopBackgroundWork sets it before it takes
-  // the lock).
+  // (InstallResultLocked). And a rescan due once a table is installed: a
+  // checkpoint whose load counted enough deletes whose checks a crash lost
+  // (LoadCheckpoint), rather than at the next delete. Under the exclusive
+  // lock, as every start; not once Close began (cancelled:
+  // StopBackgroundWork sets it before it takes the lock).
   ExclusiveLock lock(this);
   if (s->rebuilder->cancelled() || s->dropped.load(std::memory_order_relaxed))
     return;
@@ -310,6 +321,13 @@ void FilteredDBImpl::WaitForFilterRebuilds() {
   ExclusiveLock lock(this);
   for (auto& s : states_) {
     WaitAndCommitLocked(s.get());
+    if (!s->dropped.load(std::memory_order_relaxed) &&
+        RescanDueAfterInstall(s.get())) {
+      // The rescan the installed table wants (InstallFromRebuildThread
+      // would start it after this lock), waited for too.
+      AfterWriteLocked(s.get());
+      WaitAndCommitLocked(s.get());
+    }
     if (s->open_build && !s->dropped.load(std::memory_order_relaxed)) {
       // The open build overflowed: finished here (a synchronous rebuild
       // sizes itself from the keys it counts).
