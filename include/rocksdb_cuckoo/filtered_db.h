@@ -397,8 +397,11 @@ class FilteredDB : public ROCKSDB_NAMESPACE::StackableDB {
   virtual ROCKSDB_NAMESPACE::Status RebuildFilter(
       ROCKSDB_NAMESPACE::ColumnFamilyHandle* column_family) = 0;
   // Waits until no background rebuild (Open's build, a rescan) is in flight:
-  // each finished one is installed or abandoned. Also resolves pending
-  // delete checks.
+  // each finished one is installed or abandoned, and a rescan that the
+  // installed table makes due (e.g. after a crash: unchecked_delete_ratio)
+  // is started and waited for too. Writes wait meanwhile (it holds
+  // FilteredDB's writer lock), for up to a scan of the family. Also
+  // resolves pending delete checks.
   virtual void WaitForFilterRebuilds() = 0;
   // Waits until every deferred delete check of the writes so far is resolved
   // (defer_delete_checks): the filter then holds exactly one fingerprint per

@@ -1080,6 +1080,48 @@ TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
   ReopenThenExpectARescan(path, snap, "used");
 }
 
+// Hostile review 10, F1. A Close that RocksDB refuses (a snapshot is held)
+// has cancelled the rescan that the lost checks started: the count must come
+// back with the current table, and the rescan start again. Before, the count
+// stayed with the abandoned rescan and the 300 extra fingerprints stayed for
+// the rest of the session (writes and WaitForFilterRebuilds found nothing
+// due). The rescan's scan waits until Close has cancelled it.
+struct ScanAfterStop {
+  static std::atomic<bool> stopping;
+  static void Hook(const char* p) {
+    if (strcmp(p, "Rebuilder:Stopping") == 0) stopping = true;
+    if (strcmp(p, "BackgroundRebuild:BeforeScan") != 0) return;
+    for (int i = 0; i < 10000 && !stopping.load(); ++i) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+};
+std::atomic<bool> ScanAfterStop::stopping{false};
+
+TEST(FilteredDBCheckpoint, RefusedCloseRestartsTheCancelledRescan) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  CheckpointThenLostChecks(path, snap, 300);
+  ScanAfterStop::stopping = false;
+  live::SetTestHook(&ScanAfterStop::Hook);
+  std::unique_ptr<FilteredDB> db;
+  FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
+  o.persist_on_close = false;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
+  EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
+  EXPECT_EQ(Stats(db.get()).rescans, 1u);  // started by Open, waiting
+  const ROCKSDB_NAMESPACE::Snapshot* held = db->GetSnapshot();
+  EXPECT_TRUE(db->Close().IsAborted());
+  EXPECT_TRUE(ScanAfterStop::stopping.load());
+  db->ReleaseSnapshot(held);
+  db->WaitForFilterRebuilds();
+  live::SetTestHook(nullptr);
+  EXPECT_EQ(Stats(db.get()).rescans, 2u);
+  EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1700u);
+  EXPECT_EQ(FalseNegatives(db.get()), 0u);
+  EXPECT_TRUE(db->Close().ok());
+}
+
 // Hostile review 4. A checker record left after a killed session's last
 // write (so not replayed by the next open, which here scans) is read once a
 // later session writes after it: it must not be applied to a checkpoint of

@@ -404,6 +404,16 @@ Status FilteredDBImpl::CloseImpl() {
       st->dropped.store(true, std::memory_order_release);
     }
     for (auto& st : states_) st->rebuilder->Resume();
+    {
+      // What StopBackgroundWork cancelled starts again if still wanted (an
+      // open build, a rescan that is due), rather than at the next write.
+      ExclusiveLock lock(this);
+      for (auto& st : states_) {
+        if (!st->dropped.load(std::memory_order_relaxed)) {
+          AfterWriteLocked(st.get());
+        }
+      }
+    }
     StartCheckpointThread();
     return s;
   }

@@ -346,7 +346,15 @@ void FilteredDBImpl::StopBackgroundWork() {
   {
     ExclusiveLock lock(this);
     for (auto& s : states_) {
-      if (s->rebuilder->Abandon()) s->filter->AbortRebuild();
+      if (s->rebuilder->Abandon()) {
+        s->filter->AbortRebuild();
+        // The fingerprints the rebuild would have dropped stay with the
+        // current table, and count again toward a rescan (a Close that
+        // RocksDB refuses keeps the DB open: hostile review 10).
+        s->unchecked.fetch_add(
+            s->unchecked_superseded.exchange(0, std::memory_order_relaxed),
+            std::memory_order_relaxed);
+      }
     }
   }
   // A rebuild thread that restarted an open build under the lock just

@@ -108,6 +108,7 @@ void Rebuilder::WaitResult(std::unique_ptr<Builder>* builder, Status* status) {
 
 void Rebuilder::Stop() {
   cancel_.store(true, std::memory_order_relaxed);
+  TestHook("Rebuilder:Stopping");
   std::vector<Worker> workers;
   {
     std::lock_guard<std::mutex> lock(mu_);

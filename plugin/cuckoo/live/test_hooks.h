@@ -11,6 +11,8 @@
 //                                         DB write next
 //   "ResolveDeferredChecks:BeforeRead"    delete checker, before it reads
 //                                         the keys at their snapshots
+//   "Rebuilder:Stopping"                  a rebuilder's Stop (Close), its
+//                                         cancel set, before it joins
 #ifndef ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_
 #define ROCKSDB_CUCKOO_PLUGIN_CUCKOO_LIVE_TEST_HOOKS_H_
 
