@@ -23,6 +23,12 @@ out=${CUCKOO_BUILD_ROOT:-$root/build}
 
 "$root/scripts/install_deps.sh"
 
+# The targets of build tree <dir> whose names match the extended regex.
+targets_matching() {  # <dir> <regex>
+  cmake --build "$1" --target help | sed -n 's/^\.\.\. \([A-Za-z0-9_]*\).*/\1/p' |
+    { grep -E "$2" || true; } | tr '\n' ' '
+}
+
 # With a label regex, only the targets whose names match it are built (a
 # test's label is its binary's name; add_dependencies brings their helpers).
 run_suite() {  # <name> <ctest label regex or ""> <cmake args...>
@@ -33,8 +39,7 @@ run_suite() {  # <name> <ctest label regex or ""> <cmake args...>
   if [ -n "$labels" ]; then
     cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
     local targets
-    targets=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \([A-Za-z0-9_]*\).*/\1/p' |
-              grep -E "^($labels)" | tr '\n' ' ')
+    targets=$(targets_matching "$dir" "^($labels)")
     [ -n "$targets" ] || { echo "=== [$name] no target matches $labels" >&2; exit 1; }
     # shellcheck disable=SC2086
     cmake --build "$dir" -j "$(nproc)" --target $targets
@@ -86,7 +91,7 @@ run_cxx20() {
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 \
         -DCUCKOO_WERROR=ON -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF >/dev/null
   local examples
-  examples=$(cmake --build "$dir" --target help | sed -n 's/^\.\.\. \(example_[A-Za-z0-9_]*\).*/\1/p' | tr '\n' ' ')
+  examples=$(targets_matching "$dir" "^example_")
   # shellcheck disable=SC2086
   cmake --build "$dir" -j "$(nproc)" --target cuckoo_core rocksdb_cuckoo \
         plugin/cuckoo/shared_library_init.o $examples

@@ -976,9 +976,9 @@ void CheckpointThenLostChecks(const std::string& path, const std::string& snap,
 
 // Of a DB of Key(0..2000) whose first 300 were deleted, with their
 // fingerprints still in its checkpoint: reopens it (the load's status is
-// `status`; the filter holds 2000 entries and has not rescanned yet), then
-// deletes Key(1999), after which the fingerprints counted for the deleted
-// keys start a rescan; then the filter is exact (1699 live keys).
+// `status`), and the fingerprints counted for the deleted keys have started
+// a rescan by the time WaitForFilterRebuilds returns (1700 entries); after a
+// delete of Key(1999) the filter is exact (1699 live keys), without another.
 void ReopenThenExpectARescan(const std::string& path, const std::string& snap,
                              const std::string& status) {
   std::unique_ptr<FilteredDB> owner;
@@ -1087,6 +1087,11 @@ TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
 // the rest of the session (writes and WaitForFilterRebuilds found nothing
 // due). The rescan's scan waits until Close has cancelled it.
 struct ScanAfterStop {
+  ScanAfterStop() {
+    stopping = false;
+    live::SetTestHook(&Hook);
+  }
+  ~ScanAfterStop() { live::SetTestHook(nullptr); }
   static std::atomic<bool> stopping;
   static void Hook(const char* p) {
     if (strcmp(p, "Rebuilder:Stopping") == 0) stopping = true;
@@ -1102,8 +1107,7 @@ TEST(FilteredDBCheckpoint, RefusedCloseRestartsTheCancelledRescan) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
   CheckpointThenLostChecks(path, snap, 300);
-  ScanAfterStop::stopping = false;
-  live::SetTestHook(&ScanAfterStop::Hook);
+  ScanAfterStop scan_after_stop;
   std::unique_ptr<FilteredDB> db;
   FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
   o.persist_on_close = false;
@@ -1115,7 +1119,6 @@ TEST(FilteredDBCheckpoint, RefusedCloseRestartsTheCancelledRescan) {
   EXPECT_TRUE(ScanAfterStop::stopping.load());
   db->ReleaseSnapshot(held);
   db->WaitForFilterRebuilds();
-  live::SetTestHook(nullptr);
   EXPECT_EQ(Stats(db.get()).rescans, 2u);
   EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1700u);
   EXPECT_EQ(FalseNegatives(db.get()), 0u);

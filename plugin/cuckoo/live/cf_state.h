@@ -69,8 +69,9 @@ struct CfState {
   std::atomic<uint64_t> unchecked{0};
   std::atomic<uint64_t> unchecked_limit{256};
   // While a background rebuild runs: the count of the table it will replace
-  // (what a checkpoint of that table stores with it; dropped when the
-  // rebuild ends, installed or abandoned).
+  // (what a checkpoint of that table stores with it). Dropped when the
+  // rebuild is installed or fails; added back to `unchecked` when it is
+  // abandoned unfinished (StopBackgroundWork).
   std::atomic<uint64_t> unchecked_superseded{0};
   // The build of a filter that Open did not load from a snapshot, while it
   // is not installed (FilteredDBOptions::background_open); written under
