@@ -1080,6 +1080,71 @@ TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
   ReopenThenExpectARescan(path, snap, "used");
 }
 
+// The same checkpoint, with the rescan's table installed between the
+// persist's freeze and the writing of its identity (an automatic checkpoint
+// and a rescan started by the load meet there). The image is the table the
+// freeze saw, so its count is the one at the freeze. Before, the identity
+// read the count after the install had reset it, and stored 0: an open from
+// the checkpoint kept the 300 extra fingerprints for good (seen as a flaky
+// rescans == 0 in FilteredDBRecovery.WritesAfterTheSnapshotAreReplayed when
+// a later session persisted while its rescan ran).
+struct InstallBetweenFreezeAndIdentity {
+  InstallBetweenFreezeAndIdentity() {
+    frozen = false;
+    installed = false;
+    live::SetTestHook(&Hook);
+  }
+  ~InstallBetweenFreezeAndIdentity() {
+    installed = true;
+    live::SetTestHook(nullptr);
+  }
+  static std::atomic<bool> frozen, installed;
+  static void WaitFor(const std::atomic<bool>& flag) {
+    for (int i = 0; i < 10000 && !flag.load(); ++i) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  static void Hook(const char* p) {
+    if (strcmp(p, "BackgroundRebuild:BeforeScan") == 0) WaitFor(frozen);
+    if (strcmp(p, "PersistFilterSnapshots:AfterFreeze") == 0) {
+      frozen = true;
+      WaitFor(installed);
+    }
+  }
+};
+std::atomic<bool> InstallBetweenFreezeAndIdentity::frozen{false};
+std::atomic<bool> InstallBetweenFreezeAndIdentity::installed{false};
+
+TEST(FilteredDBCheckpoint, RescanInstalledDuringAPersistKeepsTheFrozenCount) {
+  TempDir dir;
+  const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
+  CheckpointThenLostChecks(path, snap, 300);
+  {
+    InstallBetweenFreezeAndIdentity hook;
+    std::unique_ptr<FilteredDB> db;
+    FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
+    o.persist_on_close = false;
+    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
+    EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
+    EXPECT_EQ(Stats(db.get()).rescans, 1u);  // started by Open, waiting
+    Status persisted;
+    std::thread persist([&] { persisted = db->PersistFilterSnapshots(); });
+    InstallBetweenFreezeAndIdentity::WaitFor(
+        InstallBetweenFreezeAndIdentity::frozen);
+    EXPECT_TRUE(InstallBetweenFreezeAndIdentity::frozen.load());
+    for (int i = 0; i < 10000 && db->GetLiveKeyFilter(nullptr)->size() != 1700u;
+         ++i) {
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 1700u);  // installed
+    InstallBetweenFreezeAndIdentity::installed = true;
+    persist.join();
+    ASSERT_TRUE(persisted.ok()) << persisted.ToString();  // 2000 entries
+    ASSERT_TRUE(db->Close().ok());  // leaves that checkpoint
+  }
+  ReopenThenExpectARescan(path, snap, "used");
+}
+
 // Hostile review 10, F1. A Close that RocksDB refuses (a snapshot is held)
 // has cancelled the rescan that the lost checks started: the count must come
 // back with the current table, and the rescan start again. Before, the count

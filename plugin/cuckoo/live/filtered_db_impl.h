@@ -53,7 +53,9 @@
 //       snapshot mark (delete_checker.h) and its RecentKeys partition.
 //   filter_mu_  the Rebuilder's state and the rebuild calls of the filter
 //       (BeginRebuild, Replace, AbortRebuild); held briefly. Insert and
-//       Erase need no lock here: LiveKeyFilter serializes its writers.
+//       Erase need no lock here: LiveKeyFilter serializes its writers. A
+//       persist's freeze holds it after write_mu_, so that no install comes
+//       between a table's freeze and the read of its unchecked count.
 //   effects_mu_  (a leaf) the delete checker's erasures: the WAL record that
 //       logs them (effect_log.h), then the erasures, under it; a persist's
 //       freeze takes it to record the last of them (erase_generation_).
@@ -484,6 +486,11 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // The identity of a checkpoint of s at seq (binding fields set by the
   // caller).
   CheckpointIdentity Identity(const CfState* s, SequenceNumber seq) const;
+  // Fingerprints the current table may keep for deleted keys (a checkpoint
+  // of it stores the count: CheckpointIdentity::unchecked). Stable under
+  // filter_mu_ with no write in flight (a write adds to it, an install or a
+  // rebuild's start moves it).
+  static uint64_t UncheckedOfCurrentTable(const CfState* s);
   // PersistFilterSnapshots; with wait_for_builds false (the automatic
   // checkpoints), a filter Open is still building is skipped silently.
   Status Persist(bool wait_for_builds);

@@ -60,11 +60,16 @@ CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
   id.cf_id = s->id;
   id.cf_name = s->name;
   id.session = session_;
-  // The frozen table's count: a running rebuild's table is not the one
-  // frozen (hostile review 9: a checkpoint taken during a rescan stored 0).
-  id.unchecked = s->unchecked.load(std::memory_order_relaxed) +
-                 s->unchecked_superseded.load(std::memory_order_relaxed);
+  id.unchecked = UncheckedOfCurrentTable(s);
   return id;
+}
+
+uint64_t FilteredDBImpl::UncheckedOfCurrentTable(const CfState* s) {
+  // A running rebuild's table is not the current one: its count is the
+  // superseded one until it is installed (hostile review 9: a checkpoint
+  // taken during a rescan stored 0).
+  return s->unchecked.load(std::memory_order_relaxed) +
+         s->unchecked_superseded.load(std::memory_order_relaxed);
 }
 
 std::string FilteredDBImpl::CurrentDbState() const {
@@ -167,6 +172,7 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
   struct Frozen {
     CfState* state;
     std::unique_ptr<cuckoo::LiveKeyFilter::Checkpoint> checkpoint;
+    uint64_t unchecked;  // the frozen table's count, read with the freeze
   };
   TestHook("PersistFilterSnapshots:BeforeFreeze");
   std::vector<Frozen> frozen;
@@ -183,6 +189,11 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     std::unique_lock<WriterLock> lock(write_mu_);
     st = FlushUnloggedWritesLocked();
     if (!st.ok()) return st;
+    // No table installed between a freeze and the read of its count (the
+    // rebuild threads install under filter_mu_ only, and the install resets
+    // the count): the identity, written after the lock, must count the
+    // frozen table's extra fingerprints, not the new table's.
+    std::lock_guard<std::mutex> tables(filter_mu_);
     // The delete checker's erasures up to this generation are in the
     // images, the later ones are not (their WAL records follow `seq`:
     // docs/recovery_design.md 4.3).
@@ -201,7 +212,8 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
       if (checkpoint == nullptr) {
         return Status::Busy("FilteredDB: a filter checkpoint is in progress");
       }
-      frozen.push_back(Frozen{s.get(), std::move(checkpoint)});
+      frozen.push_back(Frozen{s.get(), std::move(checkpoint),
+                              UncheckedOfCurrentTable(s.get())});
     }
   }
   TestHook("PersistFilterSnapshots:AfterFreeze");
@@ -225,6 +237,7 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
     }
     for (Frozen& f : frozen) {
       CheckpointIdentity id = Identity(f.state, seq);
+      id.unchecked = f.unchecked;
       id.erase_generation = erase_generation;
       id.manifest = manifest;
       id.wal = wal;
