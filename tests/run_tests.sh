@@ -9,10 +9,10 @@
 #   tests/run_tests.sh release    Release only, C++17, -Werror (includes the
 #                                 comparison smoke run, the examples/ programs
 #                                 and their check against README.md and the
-#                                 public headers, a C++20 -Werror build of the
-#                                 libraries and examples, the tests/consumer
-#                                 builds and a 30 s Parse fuzzer run when clang
-#                                 is present)
+#                                 public headers, the tests/consumer builds,
+#                                 one of them the C++20 -Werror build of the
+#                                 libraries and examples, and a 30 s Parse
+#                                 fuzzer run when clang is present)
 #   tests/run_tests.sh asan       ASan+UBSan only
 #   tests/run_tests.sh tsan       TSan, live-key filter suites only
 # Build trees go to $CUCKOO_BUILD_ROOT (default: ./build).
@@ -56,6 +56,9 @@ run_suite() {  # <name> <ctest label regex or ""> <cmake args...>
 # tests/consumer built both ways a dependent project would: find_package()
 # after `cmake --install` of the release build into a temporary prefix, and
 # add_subdirectory() of this tree; each run opens a real DB with the policy.
+# The add_subdirectory() build is also the C++20 -Werror build of the
+# libraries, the shared library and the examples (the release stage is the
+# C++17 one): RocksDB 10.7+ headers force C++20 on users.
 run_consumer() {
   local start=$SECONDS prefix="$out/consumer/prefix"
   echo "=== [consumer] install + find_package" >&2
@@ -74,28 +77,18 @@ run_consumer() {
     echo "=== [consumer] FAILED: find_package(rocksdb_cuckoo $next_major.0) succeeded" >&2
     exit 1
   fi
-  echo "=== [consumer] add_subdirectory" >&2
-  cmake -S "$root/tests/consumer" -B "$out/consumer/subdirectory" -DCMAKE_BUILD_TYPE=Release \
-        -DCUCKOO_CONSUMER_SOURCE_DIR="$root" >/dev/null
-  cmake --build "$out/consumer/subdirectory" -j "$(nproc)"
-  "$out/consumer/subdirectory/cuckoo_consumer"
-  echo "=== [consumer] passed in $((SECONDS - start)) s" >&2
-}
-
-# The libraries and the examples again in C++20 with -Werror (the release
-# stage is the C++17 -Werror build): RocksDB 10.7+ headers force C++20 on
-# users. The shared library's sources are the static one's, plus one file.
-run_cxx20() {
-  local start=$SECONDS dir="$out/cxx20"
-  echo "=== [cxx20] build cuckoo_core, rocksdb_cuckoo, shared_library_init.cc, examples (C++20, -Werror)" >&2
-  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 \
-        -DCUCKOO_WERROR=ON -DCUCKOO_BUILD_TESTS=OFF -DCUCKOO_BUILD_BENCH=OFF >/dev/null
+  echo "=== [consumer] add_subdirectory, C++20 -Werror (with the shared library and the examples)" >&2
+  local dir="$out/consumer/subdirectory"
+  cmake -S "$root/tests/consumer" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+        -DCUCKOO_CONSUMER_SOURCE_DIR="$root" -DCMAKE_CXX_STANDARD=20 \
+        -DCUCKOO_WERROR=ON -DCUCKOO_BUILD_EXAMPLES=ON >/dev/null
   local examples
   examples=$(targets_matching "$dir" "^example_")
+  [ -n "$examples" ] || { echo "=== [consumer] no example target" >&2; exit 1; }
   # shellcheck disable=SC2086
-  cmake --build "$dir" -j "$(nproc)" --target cuckoo_core rocksdb_cuckoo \
-        plugin/cuckoo/shared_library_init.o $examples
-  echo "=== [cxx20] passed in $((SECONDS - start)) s" >&2
+  cmake --build "$dir" -j "$(nproc)" --target cuckoo_consumer rocksdb_cuckoo_shared $examples
+  "$dir/cuckoo_consumer"
+  echo "=== [consumer] passed in $((SECONDS - start)) s" >&2
 }
 
 case "$what" in
@@ -104,7 +97,6 @@ case "$what" in
 esac
 if [ "$what" = all ] || [ "$what" = release ]; then
   run_suite release "" -DCUCKOO_WERROR=ON
-  run_cxx20
   run_consumer
   # libFuzzer on CuckooFilterView::Parse / Deserialize for 30 s (skipped with
   # a message when clang++ or libFuzzer is missing).
