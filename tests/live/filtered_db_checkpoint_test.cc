@@ -1053,6 +1053,19 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
   ReopenThenExpectARescan(path, snap, "used, 100 writes replayed");
 }
 
+// CheckpointThenLostChecks(.., 300), then an open in the foreground, without
+// a checkpoint at Close: the load's count has started a rescan (which a test
+// hook set before may hold before its scan).
+void LostChecksThenOpen(const std::string& path, const std::string& snap,
+                        std::unique_ptr<FilteredDB>* db) {
+  CheckpointThenLostChecks(path, snap, 300);
+  FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
+  o.persist_on_close = false;
+  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, db).ok());
+  EXPECT_EQ(Stats(db->get()).snapshot_status, "used, 300 writes replayed");
+  EXPECT_EQ(Stats(db->get()).rescans, 1u);
+}
+
 // Hostile review 9. A checkpoint taken while a rescan runs stores the table
 // the rescan will replace, with its extra fingerprints: it must carry that
 // table's count (the rescan's start had set the count to 0, and such a
@@ -1060,15 +1073,11 @@ TEST(FilteredDBCheckpoint, LostDeleteChecksAreCountedAcrossCheckpoints) {
 TEST(FilteredDBCheckpoint, CheckpointDuringARescanKeepsItsTablesCount) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  CheckpointThenLostChecks(path, snap, 300);
   {
     // The 300 lost checks start a rescan at Open; it waits before its scan.
     Pause pause("BackgroundRebuild:BeforeScan");
     std::unique_ptr<FilteredDB> db;
-    FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
-    o.persist_on_close = false;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
-    EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
+    ASSERT_NO_FATAL_FAILURE(LostChecksThenOpen(path, snap, &db));
     ASSERT_TRUE(pause.WaitReached());
     EXPECT_EQ(db->GetLiveKeyFilter(nullptr)->size(), 2000u);
     ASSERT_TRUE(db->PersistFilterSnapshots().ok());  // the 2000-entry table
@@ -1118,15 +1127,10 @@ std::atomic<bool> InstallBetweenFreezeAndIdentity::installed{false};
 TEST(FilteredDBCheckpoint, RescanInstalledDuringAPersistKeepsTheFrozenCount) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  CheckpointThenLostChecks(path, snap, 300);
   {
     InstallBetweenFreezeAndIdentity hook;
     std::unique_ptr<FilteredDB> db;
-    FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
-    o.persist_on_close = false;
-    ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
-    EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
-    EXPECT_EQ(Stats(db.get()).rescans, 1u);  // started by Open, waiting
+    ASSERT_NO_FATAL_FAILURE(LostChecksThenOpen(path, snap, &db));
     Status persisted;
     std::thread persist([&] { persisted = db->PersistFilterSnapshots(); });
     InstallBetweenFreezeAndIdentity::WaitFor(
@@ -1171,14 +1175,9 @@ std::atomic<bool> ScanAfterStop::stopping{false};
 TEST(FilteredDBCheckpoint, RefusedCloseRestartsTheCancelledRescan) {
   TempDir dir;
   const std::string path = dir.Sub("db"), snap = dir.Sub("snap");
-  CheckpointThenLostChecks(path, snap, 300);
   ScanAfterStop scan_after_stop;
   std::unique_ptr<FilteredDB> db;
-  FilteredDBOptions o = CheckpointOptions(snap, /*background=*/false);
-  o.persist_on_close = false;
-  ASSERT_TRUE(FilteredDB::Open(test::TestOptions(), path, o, &db).ok());
-  EXPECT_EQ(Stats(db.get()).snapshot_status, "used, 300 writes replayed");
-  EXPECT_EQ(Stats(db.get()).rescans, 1u);  // started by Open, waiting
+  ASSERT_NO_FATAL_FAILURE(LostChecksThenOpen(path, snap, &db));
   const ROCKSDB_NAMESPACE::Snapshot* held = db->GetSnapshot();
   EXPECT_TRUE(db->Close().IsAborted());
   EXPECT_TRUE(ScanAfterStop::stopping.load());
