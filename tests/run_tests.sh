@@ -114,7 +114,7 @@ fi
 # std::string's explicit instantiations, so the test binary's instrumented
 # copies interpose on librocksdb's and TSan reports races inside RocksDB's
 # own (uninstrumented) write group.
-# Both sanitizer stages compile at -O1. With ASan+UBSan, files took 0.45-0.67x
+# Both sanitizer stages compile at -O1. With ASan+UBSan, files took 0.45-0.69x
 # the compile CPU of -O2 (table_ops.cc 114 s against 169 s, internals_test.cc
 # 157 s against 260 s). The TSan stage took 694 s at -O1 against 790 s at -O2
 # (build 357 s against 459 s, tests 337 s against 331 s).
