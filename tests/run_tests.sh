@@ -118,19 +118,16 @@ fi
 # the compile CPU of -O2 (table_ops.cc 114 s against 169 s, internals_test.cc
 # 157 s against 260 s). The TSan stage took 694 s at -O1 against 790 s at -O2
 # (build 357 s against 459 s, tests 337 s against 331 s).
-sanitizer_flags=(-DCUCKOO_SANITIZE_DEBUG_FLAG=-g1)
+sanitizer_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUCKOO_SANITIZE_DEBUG_FLAG=-g1
+                 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 if [ "$what" = all ] || [ "$what" = asan ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite asan "" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" \
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-      -DCUCKOO_SANITIZE=ON -DCUCKOO_BUILD_BENCH=OFF
+    run_suite asan "" "${sanitizer_flags[@]}" -DCUCKOO_SANITIZE=ON -DCUCKOO_BUILD_BENCH=OFF
 fi
 if [ "$what" = all ] || [ "$what" = tsan ]; then
   # Debian's librocksdb is not built with TSan: tests/live/tsan_suppressions.cc
   # silences its internals; races in this project's code are still reported.
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-    run_suite tsan "live_table|filtered_db" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" \
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-      -DCUCKOO_TSAN=ON -DCUCKOO_BUILD_BENCH=OFF
+    run_suite tsan "live_table|filtered_db" "${sanitizer_flags[@]}" -DCUCKOO_TSAN=ON -DCUCKOO_BUILD_BENCH=OFF
 fi

@@ -483,9 +483,10 @@ class FilteredDBImpl final : public FilteredDB, private LivenessOracle {
   // that continue from `checkpoint` (its MANIFEST and WAL binding), with
   // the WAL binding of this open (once per open).
   void AppendOpen(const ChainEntry& checkpoint);
-  // The identity of a checkpoint of s at seq (binding fields set by the
-  // caller).
-  CheckpointIdentity Identity(const CfState* s, SequenceNumber seq) const;
+  // The identity of a checkpoint of s at seq whose table keeps `unchecked`
+  // fingerprints of deleted keys (binding fields set by the caller).
+  CheckpointIdentity Identity(const CfState* s, SequenceNumber seq,
+                              uint64_t unchecked) const;
   // Fingerprints the current table may keep for deleted keys (a checkpoint
   // of it stores the count: CheckpointIdentity::unchecked). Stable under
   // filter_mu_ with no write in flight (a write adds to it, an install or a

@@ -53,14 +53,15 @@ bool ParseWalName(const std::string& name, uint64_t* number) {
 }  // namespace
 
 CheckpointIdentity FilteredDBImpl::Identity(const CfState* s,
-                                            SequenceNumber seq) const {
+                                            SequenceNumber seq,
+                                            uint64_t unchecked) const {
   CheckpointIdentity id;
   id.sequence = seq;
   id.db_id = db_id_;
   id.cf_id = s->id;
   id.cf_name = s->name;
   id.session = session_;
-  id.unchecked = UncheckedOfCurrentTable(s);
+  id.unchecked = unchecked;
   return id;
 }
 
@@ -236,8 +237,7 @@ Status FilteredDBImpl::Persist(bool wait_for_builds) {
       return Status::IOError("FilteredDB: cannot read the DB's CURRENT file");
     }
     for (Frozen& f : frozen) {
-      CheckpointIdentity id = Identity(f.state, seq);
-      id.unchecked = f.unchecked;
+      CheckpointIdentity id = Identity(f.state, seq, f.unchecked);
       id.erase_generation = erase_generation;
       id.manifest = manifest;
       id.wal = wal;
@@ -444,7 +444,8 @@ Status FilteredDBImpl::CloseImpl() {
       std::unique_ptr<LiveKeyFilter::Checkpoint> checkpoint =
           cf->filter->Freeze();
       if (checkpoint == nullptr) continue;  // ready, and no persist runs
-      CheckpointIdentity id = Identity(cf.get(), seq);
+      CheckpointIdentity id =
+          Identity(cf.get(), seq, UncheckedOfCurrentTable(cf.get()));
       {
         std::lock_guard<std::mutex> effects(effects_mu_);
         id.erase_generation = erase_generation_;
