@@ -78,8 +78,12 @@ run_consumer() {
     exit 1
   fi
   echo "=== [consumer] add_subdirectory, C++20 -Werror (with the shared library and the examples)" >&2
+  # At -O0: the release stage is the optimized -Werror build; this one checks
+  # the C++20 front end (a quarter of the compile CPU: cuckoo_filter_policy.cc
+  # 18 s against 75 s at -O3).
   local dir="$out/consumer/subdirectory"
   cmake -S "$root/tests/consumer" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
+        "-DCMAKE_CXX_FLAGS_RELEASE=-O0 -DNDEBUG" \
         -DCUCKOO_CONSUMER_SOURCE_DIR="$root" -DCMAKE_CXX_STANDARD=20 \
         -DCUCKOO_WERROR=ON -DCUCKOO_BUILD_EXAMPLES=ON >/dev/null
   local examples
