@@ -130,7 +130,8 @@ DEFINE_string(bench, "churn",
 DEFINE_string(writer_threads, "1,4",
               "writers bench: numbers of concurrent writer threads");
 DEFINE_string(writer_modes, "plain,cuckoo",
-              "writers bench: modes (plain, cuckoo, cuckoo_sync: delete "
+              "writers bench: modes (plain, plain_twin: a second plain DB, "
+              "the harness's own spread, cuckoo, cuckoo_sync: delete "
               "checks before the delete on the writer's thread, "
               "cuckoo_unique, cuckoo_unchecked: deletes without a check, "
               "--unchecked_delete_ratio); ratios "
@@ -178,6 +179,7 @@ using cuckoo_bench::Clock;
 using cuckoo_bench::Median;
 using cuckoo_bench::Seconds;
 using cuckoo_bench::SplitList;
+using cuckoo_bench::ThreadContextSwitches;
 using cuckoo_bench::ThreadCpuSeconds;
 using cuckoo_bench::WaitForBackgroundJobs;
 using rocksdb_cuckoo::FilteredDB;
@@ -833,7 +835,7 @@ class WriterDb {
       std::filesystem::create_directories(snapshot_dir_);
     }
     std::filesystem::create_directories(FLAGS_db);
-    if (mode == "plain") {
+    if (mode == "plain" || mode == "plain_twin") {
       plain_ = OpenPlainDb(path_);
       db_ = plain_.get();
     } else if (mode == "cuckoo" || mode == "cuckoo_unique" ||
@@ -919,13 +921,19 @@ class WriterDb {
   // Deferred delete checks queued by the operations are waited for (their
   // cost belongs to the operations).
   struct Cost {
-    double wall = 0;     // seconds
-    double process = 0;  // CPU seconds of every thread of the process
+    double wall = 0;  // seconds, to the end of the operations and checks
+    // CPU seconds of every thread of the process, to the end of the flushes
+    // and compactions the window started (the caller starts each window
+    // with no background job running in any DB of the process).
+    double process = 0;
     // CPU seconds of the threads that did the work: the callers, the delete
     // checker ("cuckoo:check") and the caller of WaitForDeleteChecks; not
     // RocksDB's flushes and compactions, nor other processes. The least
     // noisy of the three on a shared machine.
     double work = 0;
+    // Context switches (voluntary and involuntary) of the calling threads:
+    // a writer that blocks on a lock or in RocksDB's write group.
+    double switches = 0;
   };
   template <typename Op>
   Cost Run(uint64_t ops, Op op) {
@@ -934,22 +942,27 @@ class WriterDb {
     const double process0 = ProcessCpuSeconds();
     const double checker0 = CpuSecondsOfThreads("cuckoo:check");
     std::vector<double> thread_cpu(threads_);
+    std::vector<long> thread_switches(threads_);
     const auto start = Clock::now();
     std::vector<std::thread> workers;
     for (uint64_t t = 0; t < threads_; ++t) {
       workers.emplace_back([&, t] {
+        const long switches0 = ThreadContextSwitches();
         const double cpu0 = ThreadCpuSeconds();
         for (uint64_t j = 0; j < per_thread; ++j) op(t, j);
         thread_cpu[t] = ThreadCpuSeconds() - cpu0;
+        thread_switches[t] = ThreadContextSwitches() - switches0;
       });
     }
     for (auto& w : workers) w.join();
+    for (long n : thread_switches) c.switches += double(n);
     const double wait0 = ThreadCpuSeconds();
     if (fdb_ != nullptr) fdb_->WaitForDeleteChecks();
     c.wall = Seconds(start, Clock::now());
-    c.process = ProcessCpuSeconds() - process0;
     c.work = ThreadCpuSeconds() - wait0 +
              (CpuSecondsOfThreads("cuckoo:check") - checker0);
+    WaitForCompactions();
+    c.process = ProcessCpuSeconds() - process0;
     for (double t : thread_cpu) c.work += t;
     return c;
   }
@@ -1114,6 +1127,9 @@ int RunWriters() {
 // Reported per kind and mode: median wall ns per operation, median process
 // CPU ns per operation (all threads: the deferred delete checks and
 // RocksDB's flushes and compactions included), and the ratios to plain.
+// Each window starts when no DB of the process has a flush or compaction
+// running or pending, and its process CPU runs to the end of the ones it
+// started: one DB's background work never counts in another's window.
 
 int RunOpCosts() {
   const std::vector<std::string> modes = SplitList(FLAGS_writer_modes);
@@ -1131,7 +1147,8 @@ int RunOpCosts() {
   Table summary("op_costs",
                 {"threads", "kind", "mode", "wall_ns_per_op", "cpu_ns_per_op",
                  "work_cpu_ns_per_op", "wall_ratio_vs_plain",
-                 "cpu_ratio_vs_plain", "work_cpu_ratio_vs_plain"});
+                 "cpu_ratio_vs_plain", "work_cpu_ratio_vs_plain",
+                 "switches_per_kop"});
   for (const std::string& threads_text : SplitList(FLAGS_writer_threads)) {
     const uint64_t threads = std::stoull(threads_text);
     std::vector<std::unique_ptr<WriterDb>> dbs;
@@ -1145,6 +1162,7 @@ int RunOpCosts() {
         kinds.size(), std::vector<std::vector<double>>(modes.size()));
     auto cpu = wall;
     auto work = wall;
+    auto switches = wall;
     std::atomic<uint64_t> errors{0};
     uint64_t never = 0;  // never-written key indexes, fresh per operation
     for (uint64_t r = 0; r < FLAGS_reps; ++r) {
@@ -1198,6 +1216,8 @@ int RunOpCosts() {
           const ReadOptions ro;
           ROCKSDB_NAMESPACE::ColumnFamilyHandle* const cf =
               db->DefaultColumnFamily();
+          // No DB's flushes or compactions run into another's window.
+          for (auto& other : dbs) other->WaitForCompactions();
           const WriterDb::Cost t = d.Run(chunk, [&](uint64_t th, uint64_t j) {
             const std::string& key = keys[th][j];
             switch (kind) {
@@ -1220,6 +1240,7 @@ int RunOpCosts() {
           wall[k][m].push_back(t.wall * 1e9 / double(chunk));
           cpu[k][m].push_back(t.process * 1e9 / double(chunk));
           work[k][m].push_back(t.work * 1e9 / double(chunk));
+          switches[k][m].push_back(t.switches * 1e3 / double(chunk));
         }
       }
       fprintf(stderr, "[%" PRIu64 " threads] rep %" PRIu64 " done\n", threads,
@@ -1235,7 +1256,8 @@ int RunOpCosts() {
              Fmt(Median(cpu[k][m]), "%.0f"), Fmt(Median(work[k][m]), "%.0f"),
              Fmt(Median(wall[k][m]) / plain_wall, "%.3f"),
              Fmt(Median(cpu[k][m]) / plain_cpu, "%.3f"),
-             Fmt(Median(work[k][m]) / plain_work, "%.3f")});
+             Fmt(Median(work[k][m]) / plain_work, "%.3f"),
+             Fmt(Median(switches[k][m]), "%.1f")});
       }
     }
     for (size_t m = 0; m < modes.size(); ++m) {

@@ -13,6 +13,7 @@
 #define ROCKSDB_CUCKOO_DB_BENCH_EXT_DB_BENCH_UTIL_H_
 
 #include <gflags/gflags.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -82,6 +83,14 @@ inline double ThreadCpuSeconds() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// Context switches of the calling thread so far, voluntary (it blocked)
+// and involuntary (it was preempted).
+inline long ThreadContextSwitches() {
+  rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nvcsw + usage.ru_nivcsw;
 }
 
 // Median of the values (0 for none).
