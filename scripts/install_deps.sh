@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config
+  g++ cmake make ninja-build pkg-config
   librocksdb-dev rocksdb-tools      # RocksDB 7.8.3 library and stock db_bench/ldb/sst_dump
   libgtest-dev libgflags-dev libsnappy-dev libxxhash-dev
   gnuplot-nox python3               # report plots and tables

