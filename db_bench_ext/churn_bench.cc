@@ -1144,11 +1144,10 @@ int RunOpCosts() {
          " MiB, SST bloom %d bits/key\n",
          FLAGS_num, FLAGS_op_chunk, FLAGS_read_chunk, FLAGS_reps,
          FLAGS_value_size, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
-  Table summary("op_costs",
-                {"threads", "kind", "mode", "wall_ns_per_op", "cpu_ns_per_op",
-                 "work_cpu_ns_per_op", "wall_ratio_vs_plain",
-                 "cpu_ratio_vs_plain", "work_cpu_ratio_vs_plain",
-                 "switches_per_kop"});
+  Table summary("op_costs", {"threads", "kind", "mode", "wall_ns_per_op",
+                             "cpu_ns_per_op", "work_cpu_ns_per_op",
+                             "wall_ratio_vs_plain", "cpu_ratio_vs_plain",
+                             "work_cpu_ratio_vs_plain", "switches_per_kop"});
   for (const std::string& threads_text : SplitList(FLAGS_writer_threads)) {
     const uint64_t threads = std::stoull(threads_text);
     std::vector<std::unique_ptr<WriterDb>> dbs;
