@@ -1126,7 +1126,9 @@ int RunWriters() {
 //   get_live       Get of a live key
 // Reported per kind and mode: median wall ns per operation, median process
 // CPU ns per operation (all threads: the deferred delete checks and
-// RocksDB's flushes and compactions included), and the ratios to plain.
+// RocksDB's flushes and compactions included), median CPU ns of the
+// threads that did the work, the ratios to plain, and the median context
+// switches of the calling threads per 1000 operations.
 // Each window starts when no DB of the process has a flush or compaction
 // running or pending, and its process CPU runs to the end of the ones it
 // started: one DB's background work never counts in another's window.
