@@ -131,7 +131,9 @@ DEFINE_string(writer_threads, "1,4",
               "writers bench: numbers of concurrent writer threads");
 DEFINE_string(writer_modes, "plain,cuckoo",
               "writers bench: modes (plain, plain_twin: a second plain DB, "
-              "the harness's own spread, cuckoo, cuckoo_sync: delete "
+              "the harness's own spread, plain_touch: a plain DB whose "
+              "op_costs Puts also write --touch_lines random cache lines "
+              "of a --touch_mib MiB array, cuckoo, cuckoo_sync: delete "
               "checks before the delete on the writer's thread, "
               "cuckoo_unique, cuckoo_unchecked: deletes without a check, "
               "--unchecked_delete_ratio); ratios "
@@ -145,6 +147,21 @@ DEFINE_int64(recent_keys, -1,
              "writers, op_costs and batch_latency benches: "
              "FilteredDBOptions::recent_keys of the cuckoo modes (-1: the "
              "default)");
+DEFINE_uint64(touch_lines, 6,
+              "op_costs bench, plain_touch mode: random cache lines written "
+              "per Put (about what FilteredDB touches per Put of a new "
+              "key: stripe, check mark, recent keys, two buckets, version)");
+DEFINE_uint64(touch_mib, 8,
+              "op_costs bench, plain_touch mode: size of the touched array "
+              "in MiB (about FilteredDB's structures: filter table, recent "
+              "keys, check marks)");
+DEFINE_uint64(filter_capacity, 0,
+              "writers, op_costs and batch_latency benches: "
+              "LiveKeyFilterOptions::initial_capacity of the cuckoo modes (0: "
+              "--num; the filter grows by splits beyond it)");
+DEFINE_bool(disable_wal, false,
+            "op_costs bench: writes with WriteOptions::disableWAL (no WAL "
+            "record, no write() call per write)");
 DEFINE_string(op_kinds, "put_new,delete_live,delete_absent,get_absent,get_live",
               "op_costs bench: the operation kinds to measure");
 DEFINE_uint64(op_chunk, 20000,
@@ -835,13 +852,17 @@ class WriterDb {
       std::filesystem::create_directories(snapshot_dir_);
     }
     std::filesystem::create_directories(FLAGS_db);
-    if (mode == "plain" || mode == "plain_twin") {
+    if (mode == "plain" || mode == "plain_twin" || mode == "plain_touch") {
       plain_ = OpenPlainDb(path_);
       db_ = plain_.get();
+      if (mode == "plain_touch") {
+        touched_.assign(std::max<uint64_t>(FLAGS_touch_mib, 1) << 17, 1);
+      }
     } else if (mode == "cuckoo" || mode == "cuckoo_unique" ||
                mode == "cuckoo_sync" || mode == "cuckoo_unchecked") {
       FilteredDBOptions fopts;
-      fopts.filter.initial_capacity = FLAGS_num;
+      fopts.filter.initial_capacity =
+          FLAGS_filter_capacity != 0 ? FLAGS_filter_capacity : FLAGS_num;
       fopts.assume_unique_writes = mode == "cuckoo_unique";
       if (FLAGS_recent_keys >= 0) {
         fopts.recent_keys = static_cast<uint64_t>(FLAGS_recent_keys);
@@ -915,6 +936,19 @@ class WriterDb {
   }
 
   DB* db() const { return db_; }
+
+  // plain_touch: writes --touch_lines random cache lines of its array
+  // (independent stores, as a write's own structures would); the lines
+  // depend on (t, j) only.
+  void Touch(uint64_t t, uint64_t j) {
+    if (touched_.empty()) return;
+    const uint64_t lines = touched_.size() / 8;
+    for (uint64_t l = 0; l < FLAGS_touch_lines; ++l) {
+      const uint64_t line =
+          Mix64((t << 40) ^ (j * FLAGS_touch_lines + l)) % lines;
+      touched_[line * 8] += 1;
+    }
+  }
 
   // One operation kind of the op_costs bench: `ops` operations split over
   // the threads, each thread calling op(t, j) for its j-th operation.
@@ -1012,6 +1046,7 @@ class WriterDb {
   std::string mode_, path_, snapshot_dir_;
   uint64_t threads_;
   std::vector<uint64_t> next_, oldest_;
+  std::vector<uint64_t> touched_;  // plain_touch: the touched array
   std::unique_ptr<DB> plain_;
   std::unique_ptr<FilteredDB> fdb_;
   DB* db_ = nullptr;
@@ -1132,6 +1167,12 @@ int RunWriters() {
 // Each window starts when no DB of the process has a flush or compaction
 // running or pending, and its process CPU runs to the end of the ones it
 // started: one DB's background work never counts in another's window.
+// Controls: plain_twin (a second plain DB: the harness's own spread) and
+// plain_touch (a plain DB whose Puts also write --touch_lines random cache
+// lines of a --touch_mib MiB array: what that many cold lines per Put cost,
+// with no lock and no filter); --disable_wal (no WAL write per write) and
+// --filter_capacity (a filter that never grows during the windows) remove
+// one cost from every mode.
 
 int RunOpCosts() {
   const std::vector<std::string> modes = SplitList(FLAGS_writer_modes);
@@ -1143,9 +1184,10 @@ int RunOpCosts() {
   printf("churn_bench --bench=op_costs: N=%" PRIu64 " live keys, %" PRIu64
          " writes / %" PRIu64 " Gets per kind, mode and repetition, %" PRIu64
          " repetitions, value %" PRIu64 " B, memtable %" PRIu64
-         " MiB, SST bloom %d bits/key\n",
+         " MiB, SST bloom %d bits/key%s\n",
          FLAGS_num, FLAGS_op_chunk, FLAGS_read_chunk, FLAGS_reps,
-         FLAGS_value_size, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits);
+         FLAGS_value_size, FLAGS_write_buffer_mb, FLAGS_sst_bloom_bits,
+         FLAGS_disable_wal ? ", writes without WAL" : "");
   Table summary("op_costs", {"threads", "kind", "mode", "wall_ns_per_op",
                              "cpu_ns_per_op", "work_cpu_ns_per_op",
                              "wall_ratio_vs_plain", "cpu_ratio_vs_plain",
@@ -1213,7 +1255,8 @@ int RunOpCosts() {
               for (uint64_t i : index[th]) values[th].push_back(ValueOf(i));
             }
           }
-          const WriteOptions wo;
+          WriteOptions wo;
+          wo.disableWAL = FLAGS_disable_wal;
           const ReadOptions ro;
           ROCKSDB_NAMESPACE::ColumnFamilyHandle* const cf =
               db->DefaultColumnFamily();
@@ -1223,6 +1266,7 @@ int RunOpCosts() {
             const std::string& key = keys[th][j];
             switch (kind) {
               case Op::kPut:
+                d.Touch(th, j);
                 errors += !db->Put(wo, key, values[th][j]).ok();
                 break;
               case Op::kDelete:
