@@ -12,7 +12,10 @@
 set -eu
 lib=$1
 command -v nm >/dev/null || { echo "nm not found" >&2; exit 1; }
-found=$(nm -D --defined-only "$lib" | awk '{ print $3 }' |
+# nm alone first: in a pipeline its failure (no such file, not an ELF
+# object) would go unseen, and the check would pass on nothing.
+symbols=$(nm -D --defined-only "$lib")
+found=$(echo "$symbols" | awk '{ print $3 }' |
   grep -E '^_ZNK?7rocksdb' || true)
 if [ -n "$found" ]; then
   echo "$lib exports RocksDB's own functions:" >&2
